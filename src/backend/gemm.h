@@ -1,0 +1,43 @@
+// One GEMM interface for every matrix product in lmforge, so oneDNN and the naive reference
+// are interchangeable and tested against each other.
+//
+//   C (M, N) = op(A) (M, K) · op(B) (K, N)  [+ C when accumulate]  [+ bias (N) on every row]
+//
+// All matrices are row-major with leading dimensions lda/ldb/ldc (elements between rows as
+// stored). op(X) is X, or Xᵀ when trans_x is set: a transposed A is stored as (K, M).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace lmforge::backend {
+
+struct GemmShape {
+    int64_t M = 0, N = 0, K = 0;
+    bool trans_a = false, trans_b = false;
+    int64_t lda = 0, ldb = 0, ldc = 0;  // 0: tight (the stored row length)
+    bool accumulate = false;            // C += instead of C =
+
+    int64_t stored_lda() const { return lda != 0 ? lda : (trans_a ? M : K); }
+    int64_t stored_ldb() const { return ldb != 0 ? ldb : (trans_b ? K : N); }
+    int64_t stored_ldc() const { return ldc != 0 ? ldc : N; }
+    double flops() const { return 2.0 * static_cast<double>(M) * N * K; }
+};
+
+class Gemm {
+public:
+    virtual ~Gemm() = default;
+    // bias may be null. a, b and c must not overlap.
+    virtual void run(const GemmShape& s, const float* a, const float* b, float* c,
+                     const float* bias = nullptr) = 0;
+    virtual std::string_view name() const = 0;
+};
+
+enum class GemmKind { Onednn, Naive };
+
+GemmKind parse_gemm_kind(const std::string& name);  // "onednn" | "naive"; InputError otherwise
+std::unique_ptr<Gemm> make_gemm(GemmKind kind);
+
+}  // namespace lmforge::backend

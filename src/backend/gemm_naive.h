@@ -1,0 +1,15 @@
+// The reference GEMM (see gemm_naive.cpp).
+#pragma once
+
+#include "backend/gemm.h"
+
+namespace lmforge::backend {
+
+class NaiveGemm final : public Gemm {
+public:
+    void run(const GemmShape& s, const float* a, const float* b, float* c,
+             const float* bias) override;
+    std::string_view name() const override { return "naive"; }
+};
+
+}  // namespace lmforge::backend

@@ -1,0 +1,73 @@
+#include "backend/gemm_onednn.h"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+#include "backend/gemm_naive.h"
+#include "core/error.h"
+
+namespace lmforge::backend {
+
+using dnnl::memory;
+
+OnednnGemm::OnednnGemm() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+
+OnednnGemm::Entry& OnednnGemm::entry_for(const GemmShape& s, bool has_bias) {
+    const int64_t lda = s.stored_lda(), ldb = s.stored_ldb(), ldc = s.stored_ldc();
+    const Key key{s.M, s.N, s.K, s.trans_a, s.trans_b, lda, ldb, ldc, s.accumulate, has_bias};
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+
+    // A transposed operand is the same bytes described with swapped strides.
+    const memory::desc a({s.M, s.K}, memory::data_type::f32,
+                         s.trans_a ? memory::dims{1, lda} : memory::dims{lda, 1});
+    const memory::desc b({s.K, s.N}, memory::data_type::f32,
+                         s.trans_b ? memory::dims{1, ldb} : memory::dims{ldb, 1});
+    const memory::desc c({s.M, s.N}, memory::data_type::f32, memory::dims{ldc, 1});
+    const memory::desc bias = has_bias ? memory::desc({1, s.N}, memory::data_type::f32,
+                                                      memory::dims{s.N, 1})
+                                       : memory::desc();
+    dnnl::primitive_attr attr;
+    if (s.accumulate) {
+        dnnl::post_ops ops;
+        ops.append_sum(1.0f);  // C = A·B + C
+        attr.set_post_ops(ops);
+    }
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, bias, c), attr, engine_);
+    return cache_.emplace(key, Entry{dnnl::matmul(pd), a, b, c, bias}).first->second;
+}
+
+void OnednnGemm::run(const GemmShape& s, const float* a, const float* b, float* c,
+                     const float* bias) {
+    if (s.M == 0 || s.N == 0) return;
+    if (s.K == 0) {  // an empty sum: oneDNN rejects K = 0, the answer is C (+ bias)
+        NaiveGemm().run(s, a, b, c, bias);
+        return;
+    }
+    Entry& e = entry_for(s, bias != nullptr);
+    // oneDNN takes non-const handles; it only reads sources.
+    memory ma(e.a, engine_, const_cast<float*>(a));
+    memory mb(e.b, engine_, const_cast<float*>(b));
+    memory mc(e.c, engine_, c);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+    if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(e.bias, engine_, const_cast<float*>(bias)));
+    e.primitive.execute(stream_, args);
+    stream_.wait();
+}
+
+GemmKind parse_gemm_kind(const std::string& name) {
+    if (name == "onednn") return GemmKind::Onednn;
+    if (name == "naive") return GemmKind::Naive;
+    throw InputError(fmt::format("unknown GEMM backend '{}'", name), "use onednn or naive");
+}
+
+std::unique_ptr<Gemm> make_gemm(GemmKind kind) {
+    switch (kind) {
+        case GemmKind::Onednn: return std::make_unique<OnednnGemm>();
+        case GemmKind::Naive: return std::make_unique<NaiveGemm>();
+    }
+    return nullptr;
+}
+
+}  // namespace lmforge::backend

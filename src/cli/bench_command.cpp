@@ -1,0 +1,111 @@
+// lmforge bench: time full training steps of a GPT-2 shape on random tokens.
+#include <fmt/format.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "backend/threads.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "core/error.h"
+#include "core/sysinfo.h"
+#include "train/benchmark.h"
+
+namespace lmforge::cli {
+
+namespace {
+
+struct BenchFlags {
+    std::string model = "gpt2";
+    std::optional<int64_t> layers, heads, embd, vocab;
+    int64_t batch = 4, seq = 64, steps = 10, warmup = 3;
+    std::optional<int> threads;
+    double peak_gflops = 224.0;
+    std::string gemm = "onednn";
+    bool json = false;
+};
+
+void run(const BenchFlags& f) {
+    BenchOptions opts;
+    opts.model_name = f.model;
+    opts.model = Gpt2Config::preset(f.model);
+    if (f.layers) opts.model.n_layer = *f.layers;
+    if (f.heads) opts.model.n_head = *f.heads;
+    if (f.embd) opts.model.n_embd = *f.embd;
+    if (f.vocab) opts.model.vocab_size = *f.vocab;
+    opts.model.block_size = std::max(opts.model.block_size, f.seq);
+    opts.model.validate();
+    opts.batch = f.batch;
+    opts.seq = f.seq;
+    opts.steps = f.steps;
+    opts.warmup = f.warmup;
+    opts.peak_gflops = f.peak_gflops;
+    opts.gemm = backend::parse_gemm_kind(f.gemm);
+    backend::set_threads(f.threads.value_or(backend::hardware_threads()));
+
+    const BenchResult r = run_benchmark(opts);
+    const Gpt2Config& m = opts.model;
+    if (f.json) {
+        const nlohmann::json j = {
+            {"impl", "lmforge"}, {"precision", "fp32"}, {"gemm", f.gemm},
+            {"threads", r.threads}, {"model", f.model}, {"layers", m.n_layer},
+            {"heads", m.n_head}, {"embd", m.n_embd}, {"vocab", m.vocab_size},
+            {"batch", opts.batch}, {"seq", opts.seq}, {"params", r.params},
+            {"step_ms_median", r.step_ms_median}, {"step_ms_min", r.step_ms_min},
+            {"step_ms_max", r.step_ms_max}, {"tokens_per_s", r.tokens_per_s},
+            {"model_gflops", r.model_gflops}, {"peak_gflops", opts.peak_gflops},
+            {"util_peak", r.utilisation}, {"loss_first", r.loss_first},
+            {"loss_last", r.loss_last}, {"max_rss_mb", r.max_rss_mb},
+            {"activation_mb", r.activation_mb}, {"zero_ms", r.zero_ms},
+            {"forward_ms", r.forward_ms}, {"backward_ms", r.backward_ms},
+            {"clip_ms", r.clip_ms}, {"optimizer_ms", r.optimizer_ms}};
+        fmt::print("{}\n", j.dump());
+        return;
+    }
+    fmt::print("model      {} (L={} NH={} C={} V={}), {:L} parameters\n", f.model, m.n_layer,
+               m.n_head, m.n_embd, m.vocab_size, r.params);
+    fmt::print("batch      B={} T={}, {} timed steps after {} warm-up, {} threads, fp32, {}\n",
+               opts.batch, opts.seq, opts.steps, opts.warmup, r.threads, f.gemm);
+    fmt::print("cpu        {}\n", cpu_model());
+    fmt::print("step       {:.1f} ms median (min {:.1f}, max {:.1f})\n", r.step_ms_median,
+               r.step_ms_min, r.step_ms_max);
+    fmt::print("phases     zero {:.1f}, forward {:.1f}, backward {:.1f}, clip {:.1f}, AdamW {:.1f} ms\n",
+               r.zero_ms, r.forward_ms, r.backward_ms, r.clip_ms, r.optimizer_ms);
+    fmt::print("throughput {:.0f} tokens/s, {:.1f} model GFLOP/s = {:.1f}% of {:.0f} GFLOP/s peak\n",
+               r.tokens_per_s, r.model_gflops, 100.0 * r.utilisation, opts.peak_gflops);
+    fmt::print("memory     {:.0f} MiB peak RSS ({:.0f} MiB activations)\n", r.max_rss_mb,
+               r.activation_mb);
+    fmt::print("loss       {:.4f} first, {:.4f} last\n", r.loss_first, r.loss_last);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+    auto flags = std::make_shared<BenchFlags>();
+    CLI::App* cmd = app.add_subcommand(
+        "bench", "Time full training steps (forward, backward, AdamW) on random tokens");
+    cmd->add_option("--model", flags->model, "Model preset")->capture_default_str();
+    cmd->add_option("--layers", flags->layers, "Override n_layer")->check(integer_at_least(1));
+    cmd->add_option("--heads", flags->heads, "Override n_head")->check(integer_at_least(1));
+    cmd->add_option("--embd", flags->embd, "Override n_embd")->check(integer_at_least(1));
+    cmd->add_option("--vocab", flags->vocab, "Override vocab_size")->check(integer_at_least(1));
+    cmd->add_option("--batch", flags->batch, "Micro-batch size B")
+        ->check(integer_at_least(1))->capture_default_str();
+    cmd->add_option("--seq", flags->seq, "Sequence length T")
+        ->check(integer_at_least(1))->capture_default_str();
+    cmd->add_option("--steps", flags->steps, "Timed steps")
+        ->check(integer_at_least(1))->capture_default_str();
+    cmd->add_option("--warmup", flags->warmup, "Untimed steps before timing")
+        ->check(integer_at_least(0))->capture_default_str();
+    cmd->add_option("--threads", flags->threads, "Threads (default: every core)")
+        ->check(integer_at_least(1));
+    cmd->add_option("--peak-gflops", flags->peak_gflops,
+                    "The machine's peak GFLOP/s, for the utilisation figure")
+        ->check(positive_number())->capture_default_str();
+    cmd->add_option("--gemm", flags->gemm, "GEMM backend: onednn or naive")->capture_default_str();
+    cmd->add_flag("--json", flags->json, "Print one JSON line");
+    cmd->callback([flags] { run(*flags); });
+}
+
+}  // namespace lmforge::cli

@@ -1,0 +1,11 @@
+// One function per subcommand: declares its flags on the app and sets its callback. The
+// callbacks hold no logic of their own beyond turning flags into library calls and printing.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace lmforge::cli {
+
+void add_bench_command(CLI::App& app);
+
+}  // namespace lmforge::cli

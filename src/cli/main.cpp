@@ -1,0 +1,53 @@
+// lmforge's entry point: parse the subcommand, run it, and turn every failure into one line
+// on stderr and an exit status: 2 for the user's input (flags, configs, files), 1 otherwise.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+namespace {
+
+int fail(int status, const std::string& message) {
+    fmt::print(stderr, "lmforge: error: {}\n", message);
+    return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"lmforge: train GPT-2-class language models on CPUs, in C++"};
+    app.set_version_flag("--version", "lmforge 0.1.0");
+    app.require_subcommand(1);
+    lmforge::cli::add_bench_command(app);
+    const auto known = [&](const char* name) {
+        for (const CLI::App* sub : app.get_subcommands({})) {
+            if (sub->check_name(name)) return true;
+        }
+        return false;
+    };
+    if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
+        return fail(2, fmt::format("unknown command '{}' (HINT: lmforge --help lists the commands)",
+                                   argv[1]));
+    }
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        return fail(2, e.what());
+    } catch (const lmforge::InputError& e) {
+        return fail(2, e.one_line());
+    } catch (const lmforge::Error& e) {
+        return fail(1, e.one_line());
+    } catch (const std::exception& e) {
+        return fail(1, fmt::format("internal error: {}", e.what()));
+    }
+    return 0;
+}

@@ -1,0 +1,102 @@
+#include "core/file_io.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "core/error.h"
+
+namespace lmforge {
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+void write_all(int fd, const std::byte* p, size_t n, const std::string& path) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            throw Error(fmt::format("{}: write failed: {}", path, errno_text()),
+                        "check free disk space and permissions");
+        }
+        p += w;
+        n -= static_cast<size_t>(w);
+    }
+}
+
+}  // namespace
+
+MappedFile::MappedFile(const std::string& path) : path_(path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        throw InputError(fmt::format("{}: cannot open: {}", path, errno_text()),
+                         "check the path");
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw InputError(fmt::format("{}: not a regular file", path), "check the path");
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ > 0) {
+        void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            ::close(fd);
+            throw Error(fmt::format("{}: mmap failed: {}", path, errno_text()));
+        }
+        data_ = static_cast<const std::byte*>(p);
+    }
+    ::close(fd);
+}
+
+MappedFile::MappedFile(MappedFile&& o) noexcept
+    : path_(std::move(o.path_)),
+      data_(std::exchange(o.data_, nullptr)),
+      size_(std::exchange(o.size_, 0)) {}
+
+MappedFile::~MappedFile() {
+    if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+}
+
+void write_file_atomic(const std::string& path,
+                       std::span<const std::span<const std::byte>> parts) {
+    const std::string tmp = path + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        throw Error(fmt::format("{}: cannot create: {}", tmp, errno_text()),
+                    "check that the directory exists and is writable");
+    }
+    try {
+        for (const auto& part : parts) write_all(fd, part.data(), part.size(), tmp);
+        if (::fsync(fd) != 0) {
+            throw Error(fmt::format("{}: fsync failed: {}", tmp, errno_text()),
+                        "check free disk space");
+        }
+    } catch (...) {
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        throw;
+    }
+    ::close(fd);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        ::unlink(tmp.c_str());
+        throw Error(fmt::format("{}: rename failed: {}", path, errno_text()));
+    }
+    // Make the rename itself durable.
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+}
+
+}  // namespace lmforge

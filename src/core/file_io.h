@@ -1,0 +1,38 @@
+// Checked file I/O: reading whole files, memory-mapping them read-only, and writing files
+// atomically (temporary name, fsync, rename), so a reader never sees half a file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace lmforge {
+
+// A read-only memory map of a whole file. Throws InputError naming the path if it cannot be
+// opened (missing, a directory, unreadable).
+class MappedFile {
+public:
+    explicit MappedFile(const std::string& path);
+    ~MappedFile();
+    MappedFile(MappedFile&& o) noexcept;
+    MappedFile& operator=(MappedFile&&) = delete;
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    std::span<const std::byte> bytes() const { return {data_, size_}; }
+    size_t size() const { return size_; }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+    const std::byte* data_ = nullptr;
+    size_t size_ = 0;
+};
+
+// Writes `parts` one after another to path.tmp, fsyncs, renames over path and fsyncs the
+// directory. On failure removes the temporary file and throws Error naming the path.
+void write_file_atomic(const std::string& path, std::span<const std::span<const std::byte>> parts);
+
+}  // namespace lmforge

@@ -1,0 +1,33 @@
+// The logger: the one piece of process-wide mutable state. Lines go to stderr (and to a file
+// once a run directory exists), each prefixed by its level, and by the rank in a
+// multi-process run.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <string>
+#include <string_view>
+
+namespace lmforge::log {
+
+enum class Level { Debug = 0, Info = 1, Warn = 2, Error = 3 };
+
+void set_level(Level level);
+void set_rank(int rank);                  // -1: a single process, no prefix
+void set_file(const std::string& path);  // also append lines to this file; "" to stop
+void write(Level level, std::string_view message);
+
+template <class... Args>
+void info(fmt::format_string<Args...> f, Args&&... args) {
+    write(Level::Info, fmt::format(f, std::forward<Args>(args)...));
+}
+template <class... Args>
+void warn(fmt::format_string<Args...> f, Args&&... args) {
+    write(Level::Warn, fmt::format(f, std::forward<Args>(args)...));
+}
+template <class... Args>
+void debug(fmt::format_string<Args...> f, Args&&... args) {
+    write(Level::Debug, fmt::format(f, std::forward<Args>(args)...));
+}
+
+}  // namespace lmforge::log

@@ -1,0 +1,65 @@
+#include "core/rng.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace lmforge {
+
+namespace {
+
+uint64_t splitmix64(uint64_t& x) {
+    uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+}  // namespace
+
+Rng::Rng(uint64_t seed) {
+    for (auto& w : s_) w = splitmix64(seed);
+}
+
+uint64_t Rng::next_u64() {
+    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+}
+
+float Rng::uniform() { return static_cast<float>(next_u64() >> 40) * 0x1.0p-24f; }
+
+uint64_t Rng::below(uint64_t n) {
+    // Lemire's method: multiply-high, reject the short sliver that would bias small values.
+    __uint128_t m = static_cast<__uint128_t>(next_u64()) * n;
+    uint64_t low = static_cast<uint64_t>(m);
+    if (low < n) {
+        const uint64_t threshold = -n % n;
+        while (low < threshold) {
+            m = static_cast<__uint128_t>(next_u64()) * n;
+            low = static_cast<uint64_t>(m);
+        }
+    }
+    return static_cast<uint64_t>(m >> 64);
+}
+
+void Rng::fill_normal(float* out, int64_t n, float mean, float std) {
+    for (int64_t i = 0; i < n; i += 2) {
+        // u1 in (0, 1] so log(u1) is finite.
+        const double u1 = 1.0 - static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+        const double u2 = static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+        const double r = std::sqrt(-2.0 * std::log(u1));
+        const double theta = 2.0 * std::numbers::pi * u2;
+        out[i] = static_cast<float>(mean + std * r * std::cos(theta));
+        if (i + 1 < n) out[i + 1] = static_cast<float>(mean + std * r * std::sin(theta));
+    }
+}
+
+}  // namespace lmforge

@@ -1,0 +1,203 @@
+#include "io/safetensors.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace lmforge {
+
+namespace {
+
+using json = nlohmann::json;
+
+struct DtypeName {
+    Dtype dtype;
+    const char* name;
+    size_t size;
+};
+constexpr DtypeName kDtypes[] = {
+    {Dtype::F32, "F32", 4}, {Dtype::F64, "F64", 8}, {Dtype::BF16, "BF16", 2},
+    {Dtype::F16, "F16", 2}, {Dtype::I32, "I32", 4}, {Dtype::I64, "I64", 8},
+    {Dtype::U16, "U16", 2}, {Dtype::U8, "U8", 1},
+};
+
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the format's own limit
+
+}  // namespace
+
+size_t dtype_size(Dtype d) {
+    for (const auto& e : kDtypes) {
+        if (e.dtype == d) return e.size;
+    }
+    return 0;
+}
+
+const char* dtype_name(Dtype d) {
+    for (const auto& e : kDtypes) {
+        if (e.dtype == d) return e.name;
+    }
+    return "?";
+}
+
+int64_t TensorInfo::numel() const {
+    int64_t n = 1;
+    for (int64_t s : shape) n *= s;
+    return n;
+}
+
+SafetensorsReader::SafetensorsReader(const std::string& path) : file_(path) {
+    const auto bytes = file_.bytes();
+    const auto bad = [&](const std::string& why) {
+        return InputError(fmt::format("{}: not a valid safetensors file: {}", path, why),
+                          "the file is truncated or of another format");
+    };
+    if (bytes.size() < 8) throw bad("shorter than its 8-byte header length");
+    uint64_t header_len = 0;
+    std::memcpy(&header_len, bytes.data(), 8);
+    if (header_len > kMaxHeaderBytes || 8 + header_len > bytes.size()) {
+        throw bad(fmt::format("header length {} exceeds the file size {}", header_len, bytes.size()));
+    }
+    data_start_ = 8 + header_len;
+    const size_t data_size = bytes.size() - data_start_;
+    json header;
+    try {
+        header = json::parse(reinterpret_cast<const char*>(bytes.data()) + 8,
+                             reinterpret_cast<const char*>(bytes.data()) + data_start_);
+    } catch (const json::exception& e) {
+        throw bad(fmt::format("header is not JSON ({})", e.what()));
+    }
+    if (!header.is_object()) throw bad("header is not a JSON object");
+    for (const auto& [name, entry] : header.items()) {
+        if (name == "__metadata__") {
+            if (!entry.is_object()) throw bad("__metadata__ is not an object");
+            for (const auto& [k, v] : entry.items()) {
+                if (!v.is_string()) throw bad(fmt::format("metadata '{}' is not a string", k));
+                metadata_[k] = v.get<std::string>();
+            }
+            continue;
+        }
+        try {
+            TensorInfo t;
+            const std::string dt = entry.at("dtype").get<std::string>();
+            const auto* d = std::find_if(std::begin(kDtypes), std::end(kDtypes),
+                                         [&](const DtypeName& e) { return dt == e.name; });
+            if (d == std::end(kDtypes)) throw bad(fmt::format("tensor '{}': unsupported dtype {}", name, dt));
+            t.dtype = d->dtype;
+            t.shape = entry.at("shape").get<std::vector<int64_t>>();
+            const auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
+            if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data_size) {
+                throw bad(fmt::format("tensor '{}': data_offsets outside the data section", name));
+            }
+            if (std::any_of(t.shape.begin(), t.shape.end(), [](int64_t s) { return s < 0; })) {
+                throw bad(fmt::format("tensor '{}': negative dimension", name));
+            }
+            t.begin = offsets[0];
+            t.end = offsets[1];
+            if (static_cast<uint64_t>(t.numel()) * d->size != t.end - t.begin) {
+                throw bad(fmt::format("tensor '{}': {} bytes for shape of {} {} elements", name,
+                                      t.end - t.begin, t.numel(), dt));
+            }
+            tensors_.emplace(name, std::move(t));
+        } catch (const json::exception& e) {
+            throw bad(fmt::format("tensor '{}': {}", name, e.what()));
+        }
+    }
+    // Tensors must not overlap (the format requires a dense, non-overlapping data section).
+    std::vector<std::pair<size_t, size_t>> spans;
+    for (const auto& [name, t] : tensors_) spans.emplace_back(t.begin, t.end);
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); i++) {
+        if (spans[i].first < spans[i - 1].second) throw bad("tensors overlap");
+    }
+}
+
+std::vector<std::string> SafetensorsReader::names() const {
+    std::vector<std::string> out;
+    for (const auto& [name, t] : tensors_) out.push_back(name);
+    return out;
+}
+
+const TensorInfo& SafetensorsReader::info(const std::string& name) const {
+    const auto it = tensors_.find(name);
+    if (it == tensors_.end()) {
+        throw InputError(fmt::format("{}: no tensor named '{}'", path(), name),
+                         "the file holds a different model");
+    }
+    return it->second;
+}
+
+std::span<const std::byte> SafetensorsReader::raw(const std::string& name) const {
+    const TensorInfo& t = info(name);
+    return file_.bytes().subspan(data_start_ + t.begin, t.end - t.begin);
+}
+
+void SafetensorsReader::read_checked(const std::string& name, Dtype want, void* out,
+                                     int64_t n) const {
+    const TensorInfo& t = info(name);
+    if (t.dtype != want || t.numel() != n) {
+        throw InputError(fmt::format("{}: tensor '{}' is {} with {} elements, expected {} with {}",
+                                     path(), name, dtype_name(t.dtype), t.numel(),
+                                     dtype_name(want), n),
+                         "the file holds a model of another shape");
+    }
+    std::memcpy(out, raw(name).data(), t.end - t.begin);
+}
+
+void SafetensorsReader::read(const std::string& name, std::span<float> out) const {
+    read_checked(name, Dtype::F32, out.data(), static_cast<int64_t>(out.size()));
+}
+
+void SafetensorsReader::read(const std::string& name, std::span<int32_t> out) const {
+    read_checked(name, Dtype::I32, out.data(), static_cast<int64_t>(out.size()));
+}
+
+std::vector<float> SafetensorsReader::read_f32(const std::string& name) const {
+    std::vector<float> out(static_cast<size_t>(info(name).numel()));
+    read(name, out);
+    return out;
+}
+
+std::vector<int32_t> SafetensorsReader::read_i32(const std::string& name) const {
+    std::vector<int32_t> out(static_cast<size_t>(info(name).numel()));
+    read(name, out);
+    return out;
+}
+
+void SafetensorsWriter::add(const std::string& name, Dtype dtype, std::vector<int64_t> shape,
+                            const void* data) {
+    int64_t n = 1;
+    for (int64_t s : shape) n *= s;
+    Entry e{dtype, std::move(shape), std::vector<std::byte>(static_cast<size_t>(n) * dtype_size(dtype))};
+    if (!e.bytes.empty()) std::memcpy(e.bytes.data(), data, e.bytes.size());
+    tensors_[name] = std::move(e);
+}
+
+void SafetensorsWriter::add_metadata(const std::string& key, const std::string& value) {
+    metadata_[key] = value;
+}
+
+void SafetensorsWriter::write(const std::string& path) const {
+    json header = json::object();
+    if (!metadata_.empty()) header["__metadata__"] = metadata_;
+    size_t offset = 0;
+    for (const auto& [name, e] : tensors_) {
+        header[name] = {{"dtype", dtype_name(e.dtype)},
+                        {"shape", e.shape},
+                        {"data_offsets", {offset, offset + e.bytes.size()}}};
+        offset += e.bytes.size();
+    }
+    std::string text = header.dump();
+    text.append((8 - text.size() % 8) % 8, ' ');  // keep the data section 8-byte aligned
+    const uint64_t len = text.size();
+    std::vector<std::span<const std::byte>> parts;
+    parts.emplace_back(reinterpret_cast<const std::byte*>(&len), 8);
+    parts.emplace_back(reinterpret_cast<const std::byte*>(text.data()), text.size());
+    for (const auto& [name, e] : tensors_) parts.emplace_back(e.bytes);
+    write_file_atomic(path, parts);
+}
+
+}  // namespace lmforge

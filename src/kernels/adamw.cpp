@@ -1,0 +1,26 @@
+#include "kernels/adamw.h"
+
+#include <cmath>
+
+namespace lmforge::kernels {
+
+void adamw_update(float* params, float* m, float* v, const float* grads, int64_t n,
+                  const AdamWHyper& h) {
+    const float bias_correction1 = 1.0f - std::pow(h.beta1, static_cast<float>(h.step));
+    const float bias_correction2 = 1.0f - std::pow(h.beta2, static_cast<float>(h.step));
+    const float step_size = h.lr / bias_correction1;
+    const float bias_correction2_sqrt = std::sqrt(bias_correction2);
+    const float decay = 1.0f - h.lr * h.weight_decay;
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) {
+        const float g = grads[i];
+        const float mi = m[i] + (g - m[i]) * (1.0f - h.beta1);  // torch: m.lerp_(g, 1 - beta1)
+        const float vi = v[i] * h.beta2 + (1.0f - h.beta2) * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        const float denom = std::sqrt(vi) / bias_correction2_sqrt + h.eps;
+        params[i] = params[i] * decay - step_size * mi / denom;
+    }
+}
+
+}  // namespace lmforge::kernels

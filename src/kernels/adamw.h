@@ -1,0 +1,24 @@
+// One AdamW step over a contiguous range of a flat parameter buffer, in the operation order
+// of torch.optim.AdamW (decoupled weight decay first, then bias-corrected moments):
+// https://pytorch.org/docs/stable/generated/torch.optim.AdamW.html
+#pragma once
+
+#include <cstdint>
+
+namespace lmforge::kernels {
+
+struct AdamWHyper {
+    float lr = 3e-4f;
+    float beta1 = 0.9f;
+    float beta2 = 0.95f;
+    float eps = 1e-8f;
+    float weight_decay = 0.0f;  // already zero for ranges that are not decayed
+    int64_t step = 1;           // 1-based, for the bias corrections
+};
+
+// params, m, v: updated in place; grads read. All (n). Serial and vectorised: the caller
+// spreads ranges over threads (optim/adamw.cpp).
+void adamw_update(float* params, float* m, float* v, const float* grads, int64_t n,
+                  const AdamWHyper& h);
+
+}  // namespace lmforge::kernels

@@ -1,0 +1,17 @@
+// Token + position embedding: the first layer of GPT-2.
+#pragma once
+
+#include <cstdint>
+
+namespace lmforge::kernels {
+
+// out (B, T, C) = wte[inp[b, t]] + wpe[t].  inp (B, T) ids < V (checked by the caller);
+// wte (V, C); wpe (maxT >= T, C).
+void encoder_forward(float* out, const int32_t* inp, const float* wte, const float* wpe,
+                     int64_t B, int64_t T, int64_t C);
+
+// Accumulates (+=): dwte[inp[b, t]] += dout[b, t]; dwpe[t] += sum over b of dout[b, t].
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t* inp,
+                      int64_t B, int64_t T, int64_t C);
+
+}  // namespace lmforge::kernels

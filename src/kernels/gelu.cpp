@@ -1,0 +1,33 @@
+#include "kernels/gelu.h"
+
+#include <cmath>
+
+namespace lmforge::kernels {
+
+namespace {
+constexpr float kSqrt2OverPi = 0.7978845608028654f;
+constexpr float kCubic = 0.044715f;
+}  // namespace
+
+void gelu_forward(float* out, const float* inp, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const float x = inp[i];
+        const float u = kSqrt2OverPi * (x + kCubic * x * x * x);
+        out[i] = 0.5f * x * (1.0f + std::tanh(u));
+    }
+}
+
+void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const float x = inp[i];
+        const float u = kSqrt2OverPi * (x + kCubic * x * x * x);
+        const float th = std::tanh(u);
+        const float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
+        const float grad = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
+        dinp[i] += grad * dout[i];
+    }
+}
+
+}  // namespace lmforge::kernels

@@ -1,0 +1,15 @@
+// GELU in GPT-2's tanh form, as torch.nn.functional.gelu(x, approximate="tanh"):
+//   gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+#pragma once
+
+#include <cstdint>
+
+namespace lmforge::kernels {
+
+// out, inp: (n). out may alias inp.
+void gelu_forward(float* out, const float* inp, int64_t n);
+
+// Accumulates (+=): dinp += dout * gelu'(inp). All (n).
+void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n);
+
+}  // namespace lmforge::kernels

@@ -1,0 +1,76 @@
+// Rows are independent and go to threads whole. The parameter gradients sum over rows, so
+// backward makes a second pass in which each thread owns a slice of the channels: no
+// per-thread scratch, and sums in an order that does not depend on the thread count.
+#include "kernels/layernorm.h"
+
+#include <omp.h>
+
+#include <cmath>
+
+#include "backend/threads.h"
+
+namespace lmforge::kernels {
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
+                       const float* weight, const float* bias, int64_t N, int64_t C) {
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < N; n++) {
+        const float* x = inp + n * C;
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t c = 0; c < C; c++) sum += x[c];
+        const float m = sum / C;
+        float var = 0.0f;  // two passes: x - m first, so large means do not cancel
+#pragma omp simd reduction(+ : var)
+        for (int64_t c = 0; c < C; c++) var += (x[c] - m) * (x[c] - m);
+        const float s = 1.0f / std::sqrt(var / C + kLayerNormEps);
+        float* o = out + n * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; c++) o[c] = (x[c] - m) * s * weight[c] + bias[c];
+        mean[n] = m;
+        rstd[n] = s;
+    }
+}
+
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                        const float* inp, const float* weight, const float* mean,
+                        const float* rstd, int64_t N, int64_t C) {
+    // dxhat = dout * w;  dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)).
+    // Derivation: docs/derivations/layernorm_backward.md.
+#pragma omp parallel
+    {
+#pragma omp for schedule(static)
+        for (int64_t n = 0; n < N; n++) {
+            const float* x = inp + n * C;
+            const float* d = dout + n * C;
+            const float m = mean[n], s = rstd[n];
+            float sum_dxhat = 0.0f, sum_dxhat_xhat = 0.0f;
+#pragma omp simd reduction(+ : sum_dxhat, sum_dxhat_xhat)
+            for (int64_t c = 0; c < C; c++) {
+                const float dxhat = d[c] * weight[c];
+                sum_dxhat += dxhat;
+                sum_dxhat_xhat += dxhat * (x[c] - m) * s;
+            }
+            const float a = sum_dxhat / C, b = sum_dxhat_xhat / C;
+            float* dx = dinp + n * C;
+#pragma omp simd
+            for (int64_t c = 0; c < C; c++) {
+                const float xhat = (x[c] - m) * s;
+                dx[c] += s * (d[c] * weight[c] - a - xhat * b);
+            }
+        }
+        const auto [c0, c1] = backend::thread_slice(C, omp_get_thread_num(), omp_get_num_threads());
+        for (int64_t n = 0; n < N; n++) {
+            const float* x = inp + n * C;
+            const float* d = dout + n * C;
+            const float m = mean[n], s = rstd[n];
+#pragma omp simd
+            for (int64_t c = c0; c < c1; c++) {
+                dweight[c] += d[c] * (x[c] - m) * s;
+                dbias[c] += d[c];
+            }
+        }
+    }
+}
+
+}  // namespace lmforge::kernels

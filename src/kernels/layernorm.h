@@ -1,0 +1,20 @@
+// LayerNorm over the last dimension, as torch.nn.LayerNorm (biased variance, eps inside the
+// square root): https://pytorch.org/docs/stable/generated/torch.nn.LayerNorm.html
+#pragma once
+
+#include <cstdint>
+
+namespace lmforge::kernels {
+
+inline constexpr float kLayerNormEps = 1e-5f;
+
+// out, inp: (N, C); weight, bias: (C); mean, rstd: (N), saved for backward.
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
+                       const float* weight, const float* bias, int64_t N, int64_t C);
+
+// Accumulates (+=) into dinp (N, C), dweight (C) and dbias (C). dout: (N, C).
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                        const float* inp, const float* weight, const float* mean,
+                        const float* rstd, int64_t N, int64_t C);
+
+}  // namespace lmforge::kernels

@@ -1,0 +1,38 @@
+#include "kernels/matmul.h"
+
+#include <omp.h>
+
+#include "backend/threads.h"
+
+namespace lmforge::kernels {
+
+void matmul_forward(backend::Gemm& gemm, float* out, const float* inp, const float* weight,
+                    const float* bias, int64_t N, int64_t C, int64_t OC) {
+    gemm.run({.M = N, .N = OC, .K = C}, inp, weight, out, bias);
+}
+
+void matmul_backward(backend::Gemm& gemm, float* dinp, float* dweight, float* dbias,
+                     const float* dout, const float* inp, const float* weight, int64_t N,
+                     int64_t C, int64_t OC) {
+    if (dinp != nullptr) {
+        gemm.run({.M = N, .N = C, .K = OC, .trans_b = true, .accumulate = true}, dout, weight,
+                 dinp);
+    }
+    gemm.run({.M = C, .N = OC, .K = N, .trans_a = true, .accumulate = true}, inp, dout,
+             dweight);
+    if (dbias != nullptr) bias_backward(dbias, dout, N, OC);
+}
+
+void bias_backward(float* dbias, const float* dout, int64_t N, int64_t OC) {
+#pragma omp parallel
+    {
+        const auto [c0, c1] = backend::thread_slice(OC, omp_get_thread_num(), omp_get_num_threads());
+        for (int64_t n = 0; n < N; n++) {
+            const float* d = dout + n * OC;
+#pragma omp simd
+            for (int64_t c = c0; c < c1; c++) dbias[c] += d[c];
+        }
+    }
+}
+
+}  // namespace lmforge::kernels

@@ -1,0 +1,24 @@
+// A linear layer in Hugging Face GPT-2's Conv1D layout: the weight is stored (in, out), so
+// checkpoints move between lmforge and Hugging Face without transposing.
+#pragma once
+
+#include <cstdint>
+
+#include "backend/gemm.h"
+
+namespace lmforge::kernels {
+
+// out (N, OC) = inp (N, C) · weight (C, OC) + bias (OC). bias may be null.
+void matmul_forward(backend::Gemm& gemm, float* out, const float* inp, const float* weight,
+                    const float* bias, int64_t N, int64_t C, int64_t OC);
+
+// Accumulates (+=):  dinp (N, C) += dout · weightᵀ;  dweight (C, OC) += inpᵀ · dout;
+// dbias (OC) += column sums of dout. dinp and dbias may be null (not wanted).
+void matmul_backward(backend::Gemm& gemm, float* dinp, float* dweight, float* dbias,
+                     const float* dout, const float* inp, const float* weight, int64_t N,
+                     int64_t C, int64_t OC);
+
+// dbias (OC) += sum over rows of dout (N, OC). Each thread owns a slice of the columns.
+void bias_backward(float* dbias, const float* dout, int64_t N, int64_t OC);
+
+}  // namespace lmforge::kernels

@@ -1,0 +1,82 @@
+// Scalar twin of kernels/attention.h: the textbook form, a full softmax per row and the
+// softmax Jacobian written out (rowsum(P ∘ dP)), not the rowsum(dO ∘ O) shortcut of the
+// optimised kernel — so the two are independent derivations.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace lmforge::kernels::ref {
+
+template <class T_>
+void attention_forward(T_* out, T_* lse, const T_* qkv, int64_t B, int64_t T, int64_t C,
+                       int64_t NH) {
+    const int64_t HS = C / NH, C3 = 3 * C;
+    const T_ scale = T_(1) / std::sqrt(T_(HS));
+    std::vector<T_> s(T);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < NH; h++)
+            for (int64_t i = 0; i < T; i++) {
+                const T_* q = qkv + (b * T + i) * C3 + h * HS;
+                T_ max = -1e30;
+                for (int64_t j = 0; j <= i; j++) {
+                    const T_* k = qkv + (b * T + j) * C3 + C + h * HS;
+                    T_ acc = 0;
+                    for (int64_t d = 0; d < HS; d++) acc += q[d] * k[d];
+                    s[j] = acc * scale;
+                    max = s[j] > max ? s[j] : max;
+                }
+                T_ sum = 0;
+                for (int64_t j = 0; j <= i; j++) sum += std::exp(s[j] - max);
+                T_* o = out + (b * T + i) * C + h * HS;
+                for (int64_t d = 0; d < HS; d++) o[d] = 0;
+                for (int64_t j = 0; j <= i; j++) {
+                    const T_ p = std::exp(s[j] - max) / sum;
+                    const T_* v = qkv + (b * T + j) * C3 + 2 * C + h * HS;
+                    for (int64_t d = 0; d < HS; d++) o[d] += p * v[d];
+                }
+                lse[(b * NH + h) * T + i] = max + std::log(sum);
+            }
+}
+
+template <class T_>
+void attention_backward(T_* dqkv, const T_* dout, const T_* /*out*/, const T_* lse,
+                        const T_* qkv, int64_t B, int64_t T, int64_t C, int64_t NH) {
+    const int64_t HS = C / NH, C3 = 3 * C;
+    const T_ scale = T_(1) / std::sqrt(T_(HS));
+    std::vector<T_> p(T), dp(T);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < NH; h++)
+            for (int64_t i = 0; i < T; i++) {
+                const T_* q = qkv + (b * T + i) * C3 + h * HS;
+                const T_* dO = dout + (b * T + i) * C + h * HS;
+                T_ pdp = 0;
+                for (int64_t j = 0; j <= i; j++) {
+                    const T_* k = qkv + (b * T + j) * C3 + C + h * HS;
+                    const T_* v = qkv + (b * T + j) * C3 + 2 * C + h * HS;
+                    T_ s = 0, d = 0;
+                    for (int64_t e = 0; e < HS; e++) {
+                        s += q[e] * k[e];
+                        d += dO[e] * v[e];
+                    }
+                    p[j] = std::exp(s * scale - lse[(b * NH + h) * T + i]);
+                    dp[j] = d;
+                    pdp += p[j] * d;
+                }
+                for (int64_t j = 0; j <= i; j++) {
+                    const T_ ds = p[j] * (dp[j] - pdp);
+                    const T_* k = qkv + (b * T + j) * C3 + C + h * HS;
+                    T_* dq = dqkv + (b * T + i) * C3 + h * HS;
+                    T_* dk = dqkv + (b * T + j) * C3 + C + h * HS;
+                    T_* dv = dqkv + (b * T + j) * C3 + 2 * C + h * HS;
+                    for (int64_t e = 0; e < HS; e++) {
+                        dq[e] += scale * ds * k[e];
+                        dk[e] += scale * ds * q[e];
+                        dv[e] += p[j] * dO[e];
+                    }
+                }
+            }
+}
+
+}  // namespace lmforge::kernels::ref

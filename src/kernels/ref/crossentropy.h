@@ -1,0 +1,37 @@
+// Scalar twin of kernels/crossentropy.h.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace lmforge::kernels::ref {
+
+template <class T_>
+void crossentropy_forward(T_* losses, T_* lse, const T_* logits, const int32_t* targets,
+                          int64_t N, int64_t V, int64_t Vp) {
+    for (int64_t n = 0; n < N; n++) {
+        const T_* row = logits + n * Vp;
+        T_ max = row[0];
+        for (int64_t v = 1; v < V; v++) max = row[v] > max ? row[v] : max;
+        T_ sum = 0;
+        for (int64_t v = 0; v < V; v++) sum += std::exp(row[v] - max);
+        lse[n] = max + std::log(sum);
+        losses[n] = targets[n] == -100 ? T_(0) : lse[n] - row[targets[n]];
+    }
+}
+
+template <class T_>
+void crossentropy_backward(T_* dlogits, const T_* logits, const T_* lse,
+                           const int32_t* targets, T_ dloss, int64_t N, int64_t V,
+                           int64_t Vp) {
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t v = 0; v < Vp; v++) {
+            T_ g = 0;
+            if (targets[n] != -100 && v < V) {
+                g = std::exp(logits[n * Vp + v] - lse[n]) - (v == targets[n] ? T_(1) : T_(0));
+            }
+            dlogits[n * Vp + v] = g * dloss;
+        }
+}
+
+}  // namespace lmforge::kernels::ref

@@ -1,0 +1,29 @@
+// Scalar twin of kernels/gelu.h.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace lmforge::kernels::ref {
+
+template <class T_>
+void gelu_forward(T_* out, const T_* inp, int64_t n) {
+    const T_ k = std::sqrt(T_(2) / T_(3.14159265358979323846));
+    for (int64_t i = 0; i < n; i++) {
+        const T_ x = inp[i];
+        out[i] = T_(0.5) * x * (T_(1) + std::tanh(k * (x + T_(0.044715) * x * x * x)));
+    }
+}
+
+template <class T_>
+void gelu_backward(T_* dinp, const T_* dout, const T_* inp, int64_t n) {
+    const T_ k = std::sqrt(T_(2) / T_(3.14159265358979323846));
+    for (int64_t i = 0; i < n; i++) {
+        const T_ x = inp[i];
+        const T_ th = std::tanh(k * (x + T_(0.044715) * x * x * x));
+        const T_ du = k * (T_(1) + T_(3) * T_(0.044715) * x * x);
+        dinp[i] += dout[i] * (T_(0.5) * (T_(1) + th) + T_(0.5) * x * (T_(1) - th * th) * du);
+    }
+}
+
+}  // namespace lmforge::kernels::ref

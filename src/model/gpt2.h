@@ -1,0 +1,66 @@
+// GPT-2 (https://cdn.openai.com/better-language-models/language_models_are_unsupervised_multitask_learners.pdf):
+// parameters and gradients in flat buffers, activations planned for one (B, T), and the
+// forward and backward passes as calls to the kernels. No autograd: backward is written out.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "backend/gemm.h"
+#include "core/aligned_buffer.h"
+#include "core/arena.h"
+#include "model/gpt2_acts.h"
+#include "model/gpt2_config.h"
+#include "model/gpt2_params.h"
+#include "model/param_layout.h"
+
+namespace lmforge {
+
+class Gpt2 {
+public:
+    // Validates cfg (InputError). Parameters start at zero; call init_weights or load them.
+    Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm);
+
+    const Gpt2Config& config() const { return cfg_; }
+    const ParamLayout& layout() const { return layout_; }
+    std::span<float> params() { return params_.span(); }
+    std::span<const float> params() const { return params_.span(); }
+    std::span<float> grads() { return grads_.span(); }
+    std::span<const float> grads() const { return grads_.span(); }
+
+    void init_weights(uint64_t seed);
+
+    // Sizes activations for batches of B sequences of T tokens (T <= block_size).
+    void plan(int64_t B, int64_t T);
+    int64_t batch() const { return B_; }
+    int64_t seq_len() const { return T_; }
+    size_t activation_bytes() const { return arena_.capacity(); }
+
+    // inputs, targets: (B, T). Token ids must lie in [0, vocab_size); targets may also be
+    // kIgnoreIndex (-100), or targets null for logits only. Returns the mean loss over counted
+    // targets (0 when there are none). Throws InputError for an id out of range.
+    float forward(const int32_t* inputs, const int32_t* targets);
+    // (B, T, Vp) from the last forward; overwritten by backward.
+    const float* logits() const { return acts_.logits; }
+
+    // grads += d(loss_scale · loss)/dθ for the last forward (which needs targets).
+    void backward(float loss_scale = 1.0f);
+    void zero_grad();
+
+private:
+    void check_tokens(const int32_t* ids, bool allow_ignore, const char* what) const;
+
+    Gpt2Config cfg_;
+    backend::Gemm& gemm_;
+    ParamLayout layout_;
+    AlignedBuffer<float> params_, grads_;
+    Gpt2Params p_, g_;  // views of params_ and grads_
+    Arena arena_;
+    Gpt2Acts acts_;
+    int64_t B_ = 0, T_ = 0;
+    const int32_t* inputs_ = nullptr;   // of the last forward, for backward
+    const int32_t* targets_ = nullptr;
+    int64_t counted_ = 0;  // targets that are not ignored, in the last forward
+};
+
+}  // namespace lmforge

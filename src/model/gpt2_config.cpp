@@ -1,0 +1,73 @@
+#include "model/gpt2_config.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <utility>
+
+#include "core/error.h"
+#include "kernels/attention.h"
+
+namespace lmforge {
+
+namespace {
+
+const std::vector<std::pair<std::string, Gpt2Config>>& presets() {
+    // {n_layer, n_head, n_embd, vocab_size, block_size}
+    static const std::vector<std::pair<std::string, Gpt2Config>> table = {
+        {"gpt2", {12, 12, 768, 50257, 1024}},
+        {"gpt2-medium", {24, 16, 1024, 50257, 1024}},
+        {"gpt2-large", {36, 20, 1280, 50257, 1024}},
+        {"gpt2-xl", {48, 25, 1600, 50257, 1024}},
+        {"gpt2-mini", {6, 6, 384, 50257, 1024}},
+        {"gpt2-micro", {4, 4, 256, 50257, 1024}},
+        {"gpt2-nano", {2, 2, 128, 50257, 1024}},
+    };
+    return table;
+}
+
+void require_positive(const char* field, int64_t value) {
+    if (value <= 0) {
+        throw InputError(fmt::format("{} = {} must be a positive integer", field, value),
+                         fmt::format("set {} to 1 or more", field));
+    }
+}
+
+}  // namespace
+
+void Gpt2Config::validate() const {
+    require_positive("n_layer", n_layer);
+    require_positive("n_head", n_head);
+    require_positive("n_embd", n_embd);
+    require_positive("vocab_size", vocab_size);
+    require_positive("block_size", block_size);
+    if (n_embd % n_head != 0) {
+        throw InputError(
+            fmt::format("n_embd = {} is not divisible by n_head = {}", n_embd, n_head),
+            "choose n_embd as a multiple of n_head (GPT-2: 768 and 12)");
+    }
+    if (head_size() > kernels::kAttentionMaxHeadSize) {
+        throw InputError(fmt::format("head size n_embd / n_head = {} exceeds the maximum {}",
+                                     head_size(), kernels::kAttentionMaxHeadSize),
+                         "use more heads");
+    }
+    if (vocab_size > (int64_t{1} << 31) - 64) {
+        throw InputError(fmt::format("vocab_size = {} does not fit 32-bit token ids", vocab_size));
+    }
+}
+
+Gpt2Config Gpt2Config::preset(const std::string& name) {
+    for (const auto& [key, cfg] : presets()) {
+        if (key == name) return cfg;
+    }
+    throw InputError(fmt::format("unknown model preset '{}'", name),
+                     fmt::format("choose one of: {}", fmt::join(preset_names(), ", ")));
+}
+
+std::vector<std::string> Gpt2Config::preset_names() {
+    std::vector<std::string> names;
+    for (const auto& entry : presets()) names.push_back(entry.first);
+    return names;
+}
+
+}  // namespace lmforge

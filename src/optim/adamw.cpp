@@ -1,0 +1,46 @@
+#include "optim/adamw.h"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "backend/threads.h"
+#include "kernels/adamw.h"
+
+namespace lmforge {
+
+AdamW::AdamW(const ParamLayout& layout, const AdamWConfig& cfg)
+    : cfg_(cfg), m_(layout.total()), v_(layout.total()) {
+    for (const ParamSpec& s : layout.specs()) {
+        segments_.push_back({s.offset, s.reserved, s.decay});
+        total_ += s.reserved;
+    }
+}
+
+void AdamW::step(float* params, const float* grads, float lr) {
+    step_++;
+    kernels::AdamWHyper h{.lr = lr, .beta1 = cfg_.beta1, .beta2 = cfg_.beta2, .eps = cfg_.eps,
+                          .step = step_};
+    // Each thread takes an equal share of all elements, crossing tensor boundaries, so a
+    // thousand small bias vectors cost no more synchronisation than one matrix.
+#pragma omp parallel
+    {
+        const auto [begin, end] =
+            backend::thread_slice(total_, omp_get_thread_num(), omp_get_num_threads());
+        int64_t seen = 0;  // elements of the segments before this one
+        for (const Segment& s : segments_) {
+            const int64_t lo = std::max<int64_t>(begin, seen);
+            const int64_t hi = std::min<int64_t>(end, seen + s.length);
+            if (lo < hi) {
+                kernels::AdamWHyper hs = h;
+                hs.weight_decay = s.decay ? cfg_.weight_decay : 0.0f;
+                const int64_t at = s.offset + (lo - seen);
+                kernels::adamw_update(params + at, m_.data() + at, v_.data() + at, grads + at,
+                                      hi - lo, hs);
+            }
+            seen += s.length;
+        }
+    }
+}
+
+}  // namespace lmforge

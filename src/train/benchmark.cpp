@@ -1,0 +1,94 @@
+#include "train/benchmark.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "backend/threads.h"
+#include "core/rng.h"
+#include "core/sysinfo.h"
+#include "core/timer.h"
+#include "model/gpt2.h"
+#include "optim/adamw.h"
+#include "optim/grad_clip.h"
+
+namespace lmforge {
+
+namespace {
+
+double median_of(std::vector<double> x) {
+    std::sort(x.begin(), x.end());
+    const size_t n = x.size();
+    return n % 2 == 1 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+}  // namespace
+
+double flops_per_token(const Gpt2Config& cfg, int64_t params, int64_t T) {
+    const double matmul_params = static_cast<double>(params - cfg.block_size * cfg.n_embd);
+    return 6.0 * matmul_params + 12.0 * cfg.n_layer * cfg.n_embd * T;
+}
+
+BenchResult run_benchmark(const BenchOptions& opts) {
+    auto gemm = backend::make_gemm(opts.gemm);
+    Gpt2 model(opts.model, *gemm);
+    model.init_weights(0);
+    model.plan(opts.batch, opts.seq);
+    AdamW optimizer(model.layout(), AdamWConfig{});
+
+    const int64_t N = opts.batch * opts.seq;
+    std::vector<int32_t> inputs(N), targets(N);
+    Rng data_rng(1);
+    std::vector<double> times;
+    std::vector<double> phases[5];  // zero, forward, backward, clip, optimizer
+    BenchResult r;
+    for (int64_t i = 0; i < opts.warmup + opts.steps; i++) {
+        for (int64_t j = 0; j < N; j++) {
+            inputs[j] = static_cast<int32_t>(data_rng.below(opts.model.vocab_size));
+            targets[j] = static_cast<int32_t>(data_rng.below(opts.model.vocab_size));
+        }
+        Timer timer, phase;
+        double split[5];
+        const auto lap = [&](int k) {
+            split[k] = phase.seconds();
+            phase.reset();
+        };
+        model.zero_grad();
+        lap(0);
+        const float loss = model.forward(inputs.data(), targets.data());
+        lap(1);
+        model.backward();
+        lap(2);
+        clip_grad_norm(model.grads().data(), static_cast<int64_t>(model.grads().size()), 1.0);
+        lap(3);
+        optimizer.step(model.params().data(), model.grads().data(), 3e-4f);
+        lap(4);
+        const double seconds = timer.seconds();
+        if (i == 0) r.loss_first = loss;
+        r.loss_last = loss;
+        if (i >= opts.warmup) {
+            times.push_back(seconds);
+            for (int k = 0; k < 5; k++) phases[k].push_back(split[k]);
+        }
+    }
+
+    const double median = median_of(times);
+    r.zero_ms = median_of(phases[0]) * 1e3;
+    r.forward_ms = median_of(phases[1]) * 1e3;
+    r.backward_ms = median_of(phases[2]) * 1e3;
+    r.clip_ms = median_of(phases[3]) * 1e3;
+    r.optimizer_ms = median_of(phases[4]) * 1e3;
+    std::sort(times.begin(), times.end());
+    r.threads = backend::max_threads();
+    r.params = model.layout().count();
+    r.step_ms_median = median * 1e3;
+    r.step_ms_min = times.front() * 1e3;
+    r.step_ms_max = times.back() * 1e3;
+    r.tokens_per_s = static_cast<double>(N) / median;
+    r.model_gflops = flops_per_token(opts.model, r.params, opts.seq) * r.tokens_per_s / 1e9;
+    r.utilisation = r.model_gflops / opts.peak_gflops;
+    r.max_rss_mb = peak_rss_mb();
+    r.activation_mb = static_cast<double>(model.activation_bytes()) / 1048576.0;
+    return r;
+}
+
+}  // namespace lmforge

@@ -1,0 +1,46 @@
+// Times full training steps (zero grads, forward, backward, clip, AdamW) on random tokens: the
+// engine's speed, comparable field by field with the PyTorch reference
+// (bench/ and ../shared/bench/torch_gpt2.py).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "backend/gemm.h"
+#include "model/gpt2_config.h"
+
+namespace lmforge {
+
+struct BenchOptions {
+    Gpt2Config model;
+    std::string model_name = "gpt2";
+    int64_t batch = 4;
+    int64_t seq = 64;
+    int64_t steps = 10;
+    int64_t warmup = 3;  // untimed steps first: oneDNN builds its kernels, pages fault in
+    double peak_gflops = 224.0;  // the machine's measured 2-thread fp32 peak (see README)
+    backend::GemmKind gemm = backend::GemmKind::Onednn;
+};
+
+struct BenchResult {
+    int threads = 0;
+    int64_t params = 0;  // without vocabulary padding
+    double step_ms_median = 0, step_ms_min = 0, step_ms_max = 0;
+    double tokens_per_s = 0;
+    double model_gflops = 0;  // model FLOPs per second (see flops_per_token)
+    double utilisation = 0;   // model_gflops / peak_gflops
+    double loss_first = 0, loss_last = 0;
+    double max_rss_mb = 0;
+    double activation_mb = 0;
+    // Median ms per phase of a step.
+    double zero_ms = 0, forward_ms = 0, backward_ms = 0, clip_ms = 0, optimizer_ms = 0;
+};
+
+// FLOPs of one training step per token: 6 per matmul parameter (forward 2, backward 4; the
+// position table is a lookup, not a matmul) plus causal attention's QKᵀ and AV counted over
+// the full T×T, 12·L·C·T — the same count as the PyTorch reference.
+double flops_per_token(const Gpt2Config& cfg, int64_t params, int64_t T);
+
+BenchResult run_benchmark(const BenchOptions& opts);
+
+}  // namespace lmforge

@@ -1,0 +1,87 @@
+// Bad input to the lmforge program: one line on stderr naming the field and the value, exit
+// status 2, no crash and no stack trace.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Outcome {
+    int status;
+    std::string out, err;
+};
+
+Outcome run_lmforge(const std::string& args) {
+    const auto dir = std::filesystem::temp_directory_path();
+    // ctest runs cases as parallel processes: the pid keeps their files apart.
+    const std::string tag = std::to_string(::getpid());
+    const std::string out = (dir / ("lmforge_cli_out_" + tag)).string();
+    const std::string err = (dir / ("lmforge_cli_err_" + tag)).string();
+    const std::string cmd = std::string(LMFORGE_BINARY) + " " + args + " >" + out + " 2>" + err;
+    const int raw = std::system(cmd.c_str());
+    const auto slurp = [](const std::string& p) {
+        std::ifstream in(p);
+        std::stringstream s;
+        s << in.rdbuf();
+        return s.str();
+    };
+    Outcome o{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
+    std::filesystem::remove(out);
+    std::filesystem::remove(err);
+    return o;
+}
+
+int count_lines(const std::string& s) {
+    int n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+
+struct BadInput {
+    const char* name;
+    const char* args;
+    const char* expected;  // a part of the one error line
+};
+
+class CliErrors : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(CliErrors, OneLineNamingFieldAndValueExitStatus2) {
+    const Outcome o = run_lmforge(GetParam().args);
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_EQ(count_lines(o.err), 1) << o.err;
+    EXPECT_NE(o.err.find("lmforge: error: "), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find(GetParam().expected), std::string::npos) << o.err;
+    EXPECT_EQ(o.out, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bench, CliErrors,
+    ::testing::Values(
+        BadInput{"NotDivisible", "bench --layers 1 --heads 3 --embd 100", "n_embd = 100 is not divisible by n_head = 3"},
+        BadInput{"UnknownPreset", "bench --model gpt5", "unknown model preset 'gpt5'"},
+        BadInput{"ZeroThreads", "bench --threads 0", "--threads"},
+        BadInput{"ZeroLayers", "bench --layers 0", "--layers"},
+        BadInput{"NegativeHeads", "bench --heads -4", "--heads"},
+        BadInput{"ZeroBatch", "bench --batch 0", "--batch"},
+        BadInput{"NegativeSeq", "bench --seq -1", "--seq"},
+        BadInput{"WordForNumber", "bench --layers two", "--layers"},
+        BadInput{"UnknownGemm", "bench --gemm blas", "unknown GEMM backend 'blas'"},
+        BadInput{"UnknownFlag", "bench --no-such-flag", "--no-such-flag"},
+        BadInput{"UnknownCommand", "frobnicate", "frobnicate"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Cli, HelpAndVersionSucceed) {
+    EXPECT_EQ(run_lmforge("--help").status, 0);
+    const Outcome v = run_lmforge("--version");
+    EXPECT_EQ(v.status, 0);
+    EXPECT_NE(v.out.find("lmforge"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,53 @@
+// Causal self-attention: finite differences on the twin; the tiled online-softmax kernel
+// against the textbook twin, on lengths that cross and miss the tile edges.
+#include "kernels/attention.h"
+
+#include "gradcheck.h"
+#include "kernels/ref/attention.h"
+
+namespace lmforge::test {
+namespace {
+
+TEST(AttentionGrad, FiniteDifferences) {
+    const int64_t B = 2, T = 4, NH = 2, C = 6;  // HS = 3
+    auto qkv = random_vector<double>(B * T * 3 * C, 1);
+    const auto dout = random_vector<double>(B * T * C, 2);
+    std::vector<double> out(B * T * C), lse(B * NH * T), dqkv(qkv.size());
+    kernels::ref::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
+    kernels::ref::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(),
+                                     B, T, C, NH);
+    const auto loss = [&] {
+        std::vector<double> o(B * T * C), l(B * NH * T);
+        kernels::ref::attention_forward(o.data(), l.data(), qkv.data(), B, T, C, NH);
+        return dot(o, dout);
+    };
+    expect_matches_finite_differences({{"qkv", &qkv, &dqkv}}, loss);
+}
+
+TEST(AttentionTwin, KernelMatchesTwinOnRemainderShapes) {
+    struct Shape { int64_t B, T, NH, C; };
+    // T crosses the 32-row query tile and the 64-key tile, and misses both; HS 1, 20, 64.
+    for (const Shape s : {Shape{1, 1, 1, 1}, Shape{2, 13, 3, 60}, Shape{1, 33, 2, 128},
+                          Shape{2, 64, 1, 64}, Shape{1, 97, 3, 48}, Shape{1, 130, 2, 40}}) {
+        const int64_t B = s.B, T = s.T, NH = s.NH, C = s.C;
+        const auto qkv = random_vector(B * T * 3 * C, 3, 2.0f);  // peaked softmaxes too
+        const auto dout = random_vector(B * T * C, 4);
+        std::vector<float> out(B * T * C), lse(B * NH * T);
+        std::vector<double> out_r(out.size()), lse_r(lse.size());
+        const auto qkv_r = convert<double>(qkv);
+        kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
+        kernels::ref::attention_forward(out_r.data(), lse_r.data(), qkv_r.data(), B, T, C, NH);
+        EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << "T=" << T << " C=" << C;
+        EXPECT_TRUE(close(lse, lse_r, kTwinRtol, kTwinAtol)) << "T=" << T << " C=" << C;
+        auto dqkv = random_vector(qkv.size(), 5);
+        auto dqkv_r = convert<double>(dqkv);
+        kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(),
+                                    B, T, C, NH);
+        kernels::ref::attention_backward(dqkv_r.data(), convert<double>(dout).data(), out_r.data(),
+                                         lse_r.data(), qkv_r.data(), B, T, C, NH);
+        EXPECT_TRUE(close(dqkv, dqkv_r, 1e-4, 1e-4)) << "T=" << T << " C=" << C;
+    }
+}
+
+}  // namespace
+}  // namespace lmforge::test

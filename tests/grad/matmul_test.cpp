@@ -1,0 +1,65 @@
+// Linear layer (Conv1D layout): finite differences on the twin; oneDNN and naive GEMM
+// backends against the twin.
+#include "kernels/matmul.h"
+
+#include "backend/gemm.h"
+#include "gradcheck.h"
+#include "kernels/ref/matmul.h"
+
+namespace lmforge::test {
+namespace {
+
+TEST(MatmulGrad, FiniteDifferences) {
+    const int64_t N = 3, C = 4, OC = 5;
+    auto inp = random_vector<double>(N * C, 1), w = random_vector<double>(C * OC, 2),
+         b = random_vector<double>(OC, 3);
+    const auto dout = random_vector<double>(N * OC, 4);
+    std::vector<double> dinp(N * C), dw(C * OC), db(OC);
+    kernels::ref::matmul_backward(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(),
+                                  w.data(), N, C, OC);
+    const auto loss = [&] {
+        std::vector<double> out(N * OC);
+        kernels::ref::matmul_forward(out.data(), inp.data(), w.data(), b.data(), N, C, OC);
+        return dot(out, dout);
+    };
+    expect_matches_finite_differences({{"inp", &inp, &dinp}, {"weight", &w, &dw}, {"bias", &b, &db}},
+                                      loss);
+}
+
+class MatmulTwin : public ::testing::TestWithParam<backend::GemmKind> {};
+
+TEST_P(MatmulTwin, KernelMatchesTwinOnRemainderShapes) {
+    auto gemm = backend::make_gemm(GetParam());
+    struct Shape { int64_t N, C, OC; };
+    for (const Shape s : {Shape{1, 1, 1}, Shape{7, 37, 53}, Shape{64, 48, 144}, Shape{13, 96, 17}}) {
+        const int64_t N = s.N, C = s.C, OC = s.OC;
+        const auto inp = random_vector(N * C, 5), w = random_vector(C * OC, 6),
+                   b = random_vector(OC, 7), dout = random_vector(N * OC, 8);
+        std::vector<float> out(N * OC);
+        std::vector<double> out_r(N * OC);
+        const auto inp_r = convert<double>(inp), w_r = convert<double>(w);
+        kernels::matmul_forward(*gemm, out.data(), inp.data(), w.data(), b.data(), N, C, OC);
+        kernels::ref::matmul_forward(out_r.data(), inp_r.data(), w_r.data(),
+                                     convert<double>(b).data(), N, C, OC);
+        EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << N << "x" << C << "x" << OC;
+        auto dinp = random_vector(N * C, 9), dw = random_vector(C * OC, 10), db = random_vector(OC, 11);
+        auto dinp_r = convert<double>(dinp), dw_r = convert<double>(dw), db_r = convert<double>(db);
+        kernels::matmul_backward(*gemm, dinp.data(), dw.data(), db.data(), dout.data(), inp.data(),
+                                 w.data(), N, C, OC);
+        kernels::ref::matmul_backward(dinp_r.data(), dw_r.data(), db_r.data(),
+                                      convert<double>(dout).data(), inp_r.data(), w_r.data(), N,
+                                      C, OC);
+        EXPECT_TRUE(close(dinp, dinp_r, kTwinRtol, kTwinAtol)) << N << "x" << C << "x" << OC;
+        EXPECT_TRUE(close(dw, dw_r, kTwinRtol, kTwinAtol));
+        EXPECT_TRUE(close(db, db_r, kTwinRtol, kTwinAtol));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, MatmulTwin,
+                         ::testing::Values(backend::GemmKind::Onednn, backend::GemmKind::Naive),
+                         [](const auto& info) {
+                             return std::string(backend::make_gemm(info.param)->name());
+                         });
+
+}  // namespace
+}  // namespace lmforge::test

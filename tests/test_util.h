@@ -1,0 +1,73 @@
+// Helpers shared by the tests: seeded random tensors, type conversion and tolerance checks
+// that print where and by how much two tensors differ.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+
+namespace lmforge::test {
+
+template <class T_ = float>
+std::vector<T_> random_vector(int64_t n, uint64_t seed, float scale = 1.0f) {
+    std::vector<float> f(static_cast<size_t>(n));
+    Rng rng(seed);
+    rng.fill_normal(f.data(), n, 0.0f, scale);
+    return std::vector<T_>(f.begin(), f.end());
+}
+
+template <class To, class From>
+std::vector<To> convert(const std::vector<From>& x) {
+    return std::vector<To>(x.begin(), x.end());
+}
+
+// Checks |got - want| <= atol + rtol·|want| elementwise; reports the worst element.
+template <class A, class B>
+::testing::AssertionResult close(std::span<const A> got, std::span<const B> want, double rtol,
+                                 double atol) {
+    if (got.size() != want.size()) {
+        return ::testing::AssertionFailure()
+               << "sizes differ: " << got.size() << " vs " << want.size();
+    }
+    double worst = 0.0;
+    size_t at = 0;
+    size_t failures = 0;
+    for (size_t i = 0; i < got.size(); i++) {
+        const double g = static_cast<double>(got[i]), w = static_cast<double>(want[i]);
+        const double excess = std::abs(g - w) - (atol + rtol * std::abs(w));
+        if (!(excess <= 0.0)) {  // also catches NaN
+            failures++;
+            if (failures == 1 || excess > worst) {
+                worst = excess;
+                at = i;
+            }
+        }
+    }
+    if (failures == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << failures << " of " << got.size() << " elements differ; worst at [" << at
+           << "]: got " << static_cast<double>(got[at]) << ", want "
+           << static_cast<double>(want[at]) << " (rtol " << rtol << ", atol " << atol << ")";
+}
+
+template <class A, class B>
+::testing::AssertionResult close(const std::vector<A>& got, const std::vector<B>& want,
+                                 double rtol, double atol) {
+    return close(std::span<const A>(got), std::span<const B>(want), rtol, atol);
+}
+
+// max |x|, a tensor's scale for tolerances relative to it.
+template <class T_>
+double max_abs(std::span<const T_> x) {
+    double m = 0.0;
+    for (const T_& v : x) m = std::max(m, std::abs(static_cast<double>(v)));
+    return m;
+}
+
+}  // namespace lmforge::test

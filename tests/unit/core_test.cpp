@@ -1,0 +1,68 @@
+// core/: arena alignment and bounds, RNG determinism and distributions, error formatting.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <set>
+
+#include "core/arena.h"
+#include "core/error.h"
+#include "core/rng.h"
+
+namespace lmforge {
+namespace {
+
+TEST(Arena, AlignsEveryAllocationAndRefusesOverflow) {
+    Arena arena(Arena::bytes_for(3 * sizeof(float)) + Arena::bytes_for(100));
+    float* a = arena.alloc<float>(3);
+    auto* b = static_cast<std::byte*>(arena.alloc_bytes(100));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % kAlignment, 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % kAlignment, 0u);
+    EXPECT_EQ(a[0], 0.0f);  // zeroed
+    EXPECT_THROW(arena.alloc<float>(1), Error);
+    arena.reset(0);
+    EXPECT_EQ(arena.alloc<float>(3), a);  // mark/reset reuses
+}
+
+TEST(Rng, SameSeedSameStreamAndStateRoundTrips) {
+    Rng a(42), b(42), c(43);
+    EXPECT_EQ(a.next_u64(), b.next_u64());
+    EXPECT_NE(a.next_u64(), c.next_u64());
+    const Rng::State saved = a.state();
+    const uint64_t next = a.next_u64();
+    Rng d(0);
+    d.set_state(saved);
+    EXPECT_EQ(d.next_u64(), next);
+}
+
+TEST(Rng, UniformBelowAndNormalHaveTheRightShape) {
+    Rng rng(7);
+    std::set<uint64_t> seen;
+    for (int i = 0; i < 1000; i++) {
+        const uint64_t x = rng.below(10);
+        ASSERT_LT(x, 10u);
+        seen.insert(x);
+        const float u = rng.uniform();
+        ASSERT_GE(u, 0.0f);
+        ASSERT_LT(u, 1.0f);
+    }
+    EXPECT_EQ(seen.size(), 10u);
+    std::vector<float> x(100001);  // odd: the last element of a pair is handled
+    rng.fill_normal(x.data(), static_cast<int64_t>(x.size()), 1.0f, 2.0f);
+    double mean = 0, var = 0;
+    for (float v : x) mean += v;
+    mean /= x.size();
+    for (float v : x) var += (v - mean) * (v - mean);
+    var /= x.size();
+    EXPECT_NEAR(mean, 1.0, 0.03);
+    EXPECT_NEAR(std::sqrt(var), 2.0, 0.03);
+}
+
+TEST(Error, OneLineCarriesTheHint) {
+    const InputError e("n_head = 0 must be positive", "set n_head to 1 or more");
+    EXPECT_EQ(e.one_line(), "n_head = 0 must be positive (HINT: set n_head to 1 or more)");
+    EXPECT_EQ(Error("plain").one_line(), "plain");
+}
+
+}  // namespace
+}  // namespace lmforge

@@ -24,6 +24,7 @@ struct BenchFlags {
     double peak_gflops = 224.0;
     std::string gemm = "onednn";
     bool json = false;
+    bool profile = false;
 };
 
 void run(const BenchFlags& f) {
@@ -42,6 +43,7 @@ void run(const BenchFlags& f) {
     opts.warmup = f.warmup;
     opts.peak_gflops = f.peak_gflops;
     opts.gemm = backend::parse_gemm_kind(f.gemm);
+    opts.profile = f.profile;
     backend::set_threads(f.threads.value_or(backend::hardware_threads()));
 
     const BenchResult r = run_benchmark(opts);
@@ -70,13 +72,19 @@ void run(const BenchFlags& f) {
     fmt::print("cpu        {}\n", cpu_model());
     fmt::print("step       {:.1f} ms median (min {:.1f}, max {:.1f})\n", r.step_ms_median,
                r.step_ms_min, r.step_ms_max);
-    fmt::print("phases     zero {:.1f}, forward {:.1f}, backward {:.1f}, clip {:.1f}, AdamW {:.1f} ms\n",
+    fmt::print("phases     zero {:.1f}, forward {:.1f}, backward {:.1f}, grad norm {:.1f}, AdamW {:.1f} ms\n",
                r.zero_ms, r.forward_ms, r.backward_ms, r.clip_ms, r.optimizer_ms);
     fmt::print("throughput {:.0f} tokens/s, {:.1f} model GFLOP/s = {:.1f}% of {:.0f} GFLOP/s peak\n",
                r.tokens_per_s, r.model_gflops, 100.0 * r.utilisation, opts.peak_gflops);
     fmt::print("memory     {:.0f} MiB peak RSS ({:.0f} MiB activations)\n", r.max_rss_mb,
                r.activation_mb);
     fmt::print("loss       {:.4f} first, {:.4f} last\n", r.loss_first, r.loss_last);
+    if (!r.profile.empty()) {
+        fmt::print("profile    ms per step, by kernel family:\n");
+        for (const auto& [name, ms] : r.profile) {
+            fmt::print("  {:<18} {:8.1f}  {:5.1f}%\n", name, ms, 100.0 * ms / r.step_ms_median);
+        }
+    }
 }
 
 }  // namespace
@@ -105,6 +113,7 @@ void add_bench_command(CLI::App& app) {
         ->check(positive_number())->capture_default_str();
     cmd->add_option("--gemm", flags->gemm, "GEMM backend: onednn or naive")->capture_default_str();
     cmd->add_flag("--json", flags->json, "Print one JSON line");
+    cmd->add_flag("--profile", flags->profile, "Time each kernel family");
     cmd->callback([flags] { run(*flags); });
 }
 

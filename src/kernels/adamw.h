@@ -14,6 +14,7 @@ struct AdamWHyper {
     float eps = 1e-8f;
     float weight_decay = 0.0f;  // already zero for ranges that are not decayed
     int64_t step = 1;           // 1-based, for the bias corrections
+    float grad_scale = 1.0f;    // multiplies every gradient first: clipping, folded in
 };
 
 // params, m, v: updated in place; grads read. All (n). Serial and vectorised: the caller

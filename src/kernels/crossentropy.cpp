@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/fast_math.h"
+
 namespace lmforge::kernels {
 
 void crossentropy_forward(float* losses, float* lse, const float* logits,
@@ -16,7 +18,7 @@ void crossentropy_forward(float* losses, float* lse, const float* logits,
         for (int64_t v = 0; v < V; v++) max = row[v] > max ? row[v] : max;
         float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-        for (int64_t v = 0; v < V; v++) sum += std::exp(row[v] - max);
+        for (int64_t v = 0; v < V; v++) sum += fast_exp(row[v] - max);
         lse[n] = max + std::log(sum);
         const int32_t t = targets[n];
         losses[n] = t == kIgnoreIndex ? 0.0f : lse[n] - row[t];
@@ -37,7 +39,7 @@ void crossentropy_backward(float* dlogits, const float* logits, const float* lse
         }
         const float m = lse[n];
 #pragma omp simd
-        for (int64_t v = 0; v < V; v++) drow[v] = std::exp(row[v] - m) * dloss;
+        for (int64_t v = 0; v < V; v++) drow[v] = fast_exp(row[v] - m) * dloss;
         drow[t] -= dloss;
         for (int64_t v = V; v < Vp; v++) drow[v] = 0.0f;
     }

@@ -1,6 +1,6 @@
 #include "kernels/gelu.h"
 
-#include <cmath>
+#include "kernels/fast_math.h"
 
 namespace lmforge::kernels {
 
@@ -14,7 +14,7 @@ void gelu_forward(float* out, const float* inp, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         const float x = inp[i];
         const float u = kSqrt2OverPi * (x + kCubic * x * x * x);
-        out[i] = 0.5f * x * (1.0f + std::tanh(u));
+        out[i] = 0.5f * x * (1.0f + fast_tanh(u));
     }
 }
 
@@ -23,7 +23,7 @@ void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n) 
     for (int64_t i = 0; i < n; i++) {
         const float x = inp[i];
         const float u = kSqrt2OverPi * (x + kCubic * x * x * x);
-        const float th = std::tanh(u);
+        const float th = fast_tanh(u);
         const float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
         const float grad = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
         dinp[i] += grad * dout[i];

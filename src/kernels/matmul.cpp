@@ -13,13 +13,13 @@ void matmul_forward(backend::Gemm& gemm, float* out, const float* inp, const flo
 
 void matmul_backward(backend::Gemm& gemm, float* dinp, float* dweight, float* dbias,
                      const float* dout, const float* inp, const float* weight, int64_t N,
-                     int64_t C, int64_t OC) {
+                     int64_t C, int64_t OC, WeightGrad mode) {
     if (dinp != nullptr) {
         gemm.run({.M = N, .N = C, .K = OC, .trans_b = true, .accumulate = true}, dout, weight,
                  dinp);
     }
-    gemm.run({.M = C, .N = OC, .K = N, .trans_a = true, .accumulate = true}, inp, dout,
-             dweight);
+    gemm.run({.M = C, .N = OC, .K = N, .trans_a = true, .accumulate = mode == WeightGrad::Accumulate},
+             inp, dout, dweight);
     if (dbias != nullptr) bias_backward(dbias, dout, N, OC);
 }
 

@@ -12,11 +12,16 @@ namespace lmforge::kernels {
 void matmul_forward(backend::Gemm& gemm, float* out, const float* inp, const float* weight,
                     const float* bias, int64_t N, int64_t C, int64_t OC);
 
-// Accumulates (+=):  dinp (N, C) += dout · weightᵀ;  dweight (C, OC) += inpᵀ · dout;
-// dbias (OC) += column sums of dout. dinp and dbias may be null (not wanted).
+// How backward treats the weight gradient: add to it, or overwrite it. Overwriting lets the
+// first backward after zero_grad() skip zeroing the largest gradients.
+enum class WeightGrad { Accumulate, Overwrite };
+
+// Accumulates (+=):  dinp (N, C) += dout · weightᵀ;  dbias (OC) += column sums of dout;
+// dweight (C, OC) += inpᵀ · dout, or = with WeightGrad::Overwrite. dinp and dbias may be
+// null (not wanted).
 void matmul_backward(backend::Gemm& gemm, float* dinp, float* dweight, float* dbias,
                      const float* dout, const float* inp, const float* weight, int64_t N,
-                     int64_t C, int64_t OC);
+                     int64_t C, int64_t OC, WeightGrad mode = WeightGrad::Accumulate);
 
 // dbias (OC) += sum over rows of dout (N, OC). Each thread owns a slice of the columns.
 void bias_backward(float* dbias, const float* dout, int64_t N, int64_t OC);

@@ -28,6 +28,17 @@ Gpt2::Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm) : cfg_(cfg), gemm_(gemm) 
     grads_ = AlignedBuffer<float>(layout_.total());
     p_ = bind_gpt2_params(cfg_, layout_, params_.data());
     g_ = bind_gpt2_params(cfg_, layout_, grads_.data());
+    const int64_t C = cfg_.n_embd;
+    accumulated_grads_ = {{g_.wpe, static_cast<size_t>(cfg_.block_size * C)},
+                          {g_.ln_f_weight, static_cast<size_t>(C)},
+                          {g_.ln_f_bias, static_cast<size_t>(C)}};
+    for (const Gpt2LayerParams& l : g_.h) {
+        for (auto [grad, n] : {std::pair{l.ln_1_weight, C}, {l.ln_1_bias, C}, {l.c_attn_bias, 3 * C},
+                               {l.attn_c_proj_bias, C}, {l.ln_2_weight, C}, {l.ln_2_bias, C},
+                               {l.c_fc_bias, 4 * C}, {l.mlp_c_proj_bias, C}}) {
+            accumulated_grads_.emplace_back(grad, static_cast<size_t>(n));
+        }
+    }
 }
 
 void Gpt2::init_weights(uint64_t seed) {
@@ -62,42 +73,57 @@ void Gpt2::check_tokens(const int32_t* ids, bool allow_ignore, const char* what)
 
 float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
     if (B_ == 0) throw Error("Gpt2::forward before plan()");
+    if (profiler_ != nullptr) profiler_->start();
     check_tokens(inputs, false, "input");
     if (targets != nullptr) check_tokens(targets, true, "target");
     const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd, NH = cfg_.n_head;
     const int64_t V = cfg_.vocab_size, Vp = cfg_.padded_vocab();
 
     encoder_forward(acts_.encoded, inputs, p_.wte, p_.wpe, B, T, C);
+    lap("encoder_fwd");
     const float* residual = acts_.encoded;
     for (int64_t l = 0; l < cfg_.n_layer; l++) {
         const Gpt2LayerParams& w = p_.h[l];
         const Gpt2LayerActs& a = acts_.layers[l];
         layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, residual, w.ln_1_weight, w.ln_1_bias,
                           N, C);
+        lap("layernorm_fwd");
         matmul_forward(gemm_, a.qkv, a.ln1, w.c_attn_weight, w.c_attn_bias, N, C, 3 * C);
+        lap("matmul_fwd");
         attention_forward(a.atty, a.att_lse, a.qkv, B, T, C, NH);
+        lap("attention_fwd");
         matmul_forward(gemm_, a.attproj, a.atty, w.attn_c_proj_weight, w.attn_c_proj_bias, N,
                        C, C);
+        lap("matmul_fwd");
         residual_forward(a.res2, residual, a.attproj, N * C);
+        lap("residual_fwd");
         layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln_2_weight, w.ln_2_bias, N,
                           C);
+        lap("layernorm_fwd");
         matmul_forward(gemm_, a.fch, a.ln2, w.c_fc_weight, w.c_fc_bias, N, C, 4 * C);
+        lap("matmul_fwd");
         gelu_forward(a.fch_gelu, a.fch, N * 4 * C);
+        lap("gelu_fwd");
         matmul_forward(gemm_, a.fcproj, a.fch_gelu, w.mlp_c_proj_weight, w.mlp_c_proj_bias, N,
                        4 * C, C);
+        lap("matmul_fwd");
         residual_forward(a.res3, a.res2, a.fcproj, N * C);
+        lap("residual_fwd");
         residual = a.res3;
     }
     layernorm_forward(acts_.lnf, acts_.lnf_mean, acts_.lnf_rstd, residual, p_.ln_f_weight,
                       p_.ln_f_bias, N, C);
+    lap("layernorm_fwd");
     // LM head tied to the embedding: logits (N, Vp) = lnf (N, C) · wteᵀ.
     gemm_.run({.M = N, .N = Vp, .K = C, .trans_b = true}, acts_.lnf, p_.wte, acts_.logits);
+    lap("lm_head_fwd");
 
     inputs_ = inputs;
     targets_ = targets;
     counted_ = 0;
     if (targets == nullptr) return 0.0f;
     crossentropy_forward(acts_.losses, acts_.lse, acts_.logits, targets, N, V, Vp);
+    lap("crossentropy_fwd");
     double sum = 0.0;
     for (int64_t i = 0; i < N; i++) {
         if (targets[i] != kIgnoreIndex) {
@@ -113,17 +139,29 @@ void Gpt2::backward(float loss_scale) {
     const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd, NH = cfg_.n_head;
     const int64_t V = cfg_.vocab_size, Vp = cfg_.padded_vocab();
     const float dloss = counted_ > 0 ? loss_scale / static_cast<float>(counted_) : 0.0f;
+    // After zero_grad(), the weight GEMMs overwrite their gradients; the rest start at zero.
+    const WeightGrad mode = grads_stale_ ? WeightGrad::Overwrite : WeightGrad::Accumulate;
+    if (grads_stale_) {
+        for (std::span<float> g : accumulated_grads_) zero(g.data(), static_cast<int64_t>(g.size()));
+        grads_stale_ = false;
+    }
 
+    if (profiler_ != nullptr) profiler_->start();
     float* dlogits = acts_.logits;  // overwritten in place
     crossentropy_backward(dlogits, acts_.logits, acts_.lse, targets_, dloss, N, V, Vp);
-    zero(acts_.dln, N * C);
-    gemm_.run({.M = N, .N = C, .K = Vp, .accumulate = true}, dlogits, p_.wte, acts_.dln);
-    gemm_.run({.M = Vp, .N = C, .K = N, .trans_a = true, .accumulate = true}, dlogits,
-              acts_.lnf, g_.wte);
+    lap("crossentropy_bwd");
+    gemm_.run({.M = N, .N = C, .K = Vp}, dlogits, p_.wte, acts_.dln);
+    lap("lm_head_bwd");
+    // Written before encoder_backward adds the embedding's share.
+    gemm_.run({.M = Vp, .N = C, .K = N, .trans_a = true, .accumulate = mode == WeightGrad::Accumulate},
+              dlogits, acts_.lnf, g_.wte);
+    lap("lm_head_bwd");
     const float* last = cfg_.n_layer > 0 ? acts_.layers.back().res3 : acts_.encoded;
     zero(acts_.dres, N * C);
+    lap("zero_scratch");
     layernorm_backward(acts_.dres, g_.ln_f_weight, g_.ln_f_bias, acts_.dln, last, p_.ln_f_weight,
                        acts_.lnf_mean, acts_.lnf_rstd, N, C);
+    lap("layernorm_bwd");
 
     // acts_.dres holds d(loss)/d(block output); each block adds its branches' gradients to it.
     for (int64_t l = cfg_.n_layer - 1; l >= 0; l--) {
@@ -134,32 +172,46 @@ void Gpt2::backward(float loss_scale) {
 
         // MLP branch: res3 = res2 + c_proj(gelu(c_fc(ln_2(res2)))).
         zero(acts_.dfch_gelu, N * 4 * C);
+        lap("zero_scratch");
         matmul_backward(gemm_, acts_.dfch_gelu, dw.mlp_c_proj_weight, dw.mlp_c_proj_bias,
-                        acts_.dres, a.fch_gelu, w.mlp_c_proj_weight, N, 4 * C, C);
+                        acts_.dres, a.fch_gelu, w.mlp_c_proj_weight, N, 4 * C, C, mode);
+        lap("matmul_bwd");
         zero(acts_.dfch, N * 4 * C);
+        lap("zero_scratch");
         gelu_backward(acts_.dfch, acts_.dfch_gelu, a.fch, N * 4 * C);
+        lap("gelu_bwd");
         zero(acts_.dln, N * C);
+        lap("zero_scratch");
         matmul_backward(gemm_, acts_.dln, dw.c_fc_weight, dw.c_fc_bias, acts_.dfch, a.ln2,
-                        w.c_fc_weight, N, C, 4 * C);
+                        w.c_fc_weight, N, C, 4 * C, mode);
+        lap("matmul_bwd");
         layernorm_backward(acts_.dres, dw.ln_2_weight, dw.ln_2_bias, acts_.dln, a.res2,
                            w.ln_2_weight, a.ln2_mean, a.ln2_rstd, N, C);
+        lap("layernorm_bwd");
 
         // Attention branch: res2 = residual + c_proj(attention(c_attn(ln_1(residual)))).
         zero(acts_.datty, N * C);
+        lap("zero_scratch");
         matmul_backward(gemm_, acts_.datty, dw.attn_c_proj_weight, dw.attn_c_proj_bias,
-                        acts_.dres, a.atty, w.attn_c_proj_weight, N, C, C);
+                        acts_.dres, a.atty, w.attn_c_proj_weight, N, C, C, mode);
+        lap("matmul_bwd");
         zero(acts_.dqkv, N * 3 * C);
+        lap("zero_scratch");
         attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, NH);
+        lap("attention_bwd");
         zero(acts_.dln, N * C);
+        lap("zero_scratch");
         matmul_backward(gemm_, acts_.dln, dw.c_attn_weight, dw.c_attn_bias, acts_.dqkv, a.ln1,
-                        w.c_attn_weight, N, C, 3 * C);
+                        w.c_attn_weight, N, C, 3 * C, mode);
+        lap("matmul_bwd");
         layernorm_backward(acts_.dres, dw.ln_1_weight, dw.ln_1_bias, acts_.dln, residual,
                            w.ln_1_weight, a.ln1_mean, a.ln1_rstd, N, C);
+        lap("layernorm_bwd");
     }
     encoder_backward(g_.wte, g_.wpe, acts_.dres, inputs_, B, T, C);
+    lap("encoder_bwd");
     targets_ = nullptr;  // the logits are gone; another backward needs another forward
 }
 
-void Gpt2::zero_grad() { zero(grads_.data(), static_cast<int64_t>(grads_.size())); }
 
 }  // namespace lmforge

@@ -9,6 +9,7 @@
 #include "backend/gemm.h"
 #include "core/aligned_buffer.h"
 #include "core/arena.h"
+#include "core/profiler.h"
 #include "model/gpt2_acts.h"
 #include "model/gpt2_config.h"
 #include "model/gpt2_params.h"
@@ -45,9 +46,18 @@ public:
 
     // grads += d(loss_scale · loss)/dθ for the last forward (which needs targets).
     void backward(float loss_scale = 1.0f);
-    void zero_grad();
+    // Makes the next backward start the gradients from zero. It costs nothing now: that
+    // backward overwrites the weight gradients where it would add to them (the bulk of the
+    // buffer) and zeroes only the small rest, so the buffer is never swept twice.
+    void zero_grad() { grads_stale_ = true; }
+
+    // Times every kernel call into `profiler` (null: no timing).
+    void set_profiler(Profiler* profiler) { profiler_ = profiler; }
 
 private:
+    void lap(const char* name) {
+        if (profiler_ != nullptr) profiler_->lap(name);
+    }
     void check_tokens(const int32_t* ids, bool allow_ignore, const char* what) const;
 
     Gpt2Config cfg_;
@@ -61,6 +71,10 @@ private:
     const int32_t* inputs_ = nullptr;   // of the last forward, for backward
     const int32_t* targets_ = nullptr;
     int64_t counted_ = 0;  // targets that are not ignored, in the last forward
+    bool grads_stale_ = true;  // the next backward overwrites instead of adding
+    // Gradients backward only ever adds to (biases, LayerNorm, wpe): zeroed when stale.
+    std::vector<std::span<float>> accumulated_grads_;
+    Profiler* profiler_ = nullptr;
 };
 
 }  // namespace lmforge

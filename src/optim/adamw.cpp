@@ -17,10 +17,10 @@ AdamW::AdamW(const ParamLayout& layout, const AdamWConfig& cfg)
     }
 }
 
-void AdamW::step(float* params, const float* grads, float lr) {
+void AdamW::step(float* params, const float* grads, float lr, float grad_scale) {
     step_++;
     kernels::AdamWHyper h{.lr = lr, .beta1 = cfg_.beta1, .beta2 = cfg_.beta2, .eps = cfg_.eps,
-                          .step = step_};
+                          .step = step_, .grad_scale = grad_scale};
     // Each thread takes an equal share of all elements, crossing tensor boundaries, so a
     // thousand small bias vectors cost no more synchronisation than one matrix.
 #pragma omp parallel

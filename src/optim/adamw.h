@@ -22,8 +22,10 @@ class AdamW {
 public:
     AdamW(const ParamLayout& layout, const AdamWConfig& cfg);
 
-    // One step at learning rate lr: params updated from grads (both in the layout).
-    void step(float* params, const float* grads, float lr);
+    // One step at learning rate lr: params updated from grads (both in the layout), each
+    // gradient first multiplied by grad_scale (the clip factor, so that clipping needs no
+    // pass of its own over the gradients).
+    void step(float* params, const float* grads, float lr, float grad_scale = 1.0f);
 
     int64_t steps_taken() const { return step_; }
     void set_steps_taken(int64_t n) { step_ = n; }

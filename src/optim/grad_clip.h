@@ -5,8 +5,14 @@
 
 namespace lmforge {
 
-// Returns the L2 norm of grads (n) before clipping; if max_norm > 0, scales grads by
-// min(1, max_norm / (norm + 1e-6)).
+// The L2 norm of grads (n).
+double grad_norm(const float* grads, int64_t n);
+
+// The factor that clipping to max_norm multiplies gradients by: min(1, max_norm / (norm +
+// 1e-6)); 1 when max_norm <= 0 (no clipping). Pass it to AdamW::step as grad_scale.
+float clip_factor(double norm, double max_norm);
+
+// Returns the L2 norm of grads (n) before clipping, and scales grads by clip_factor in place.
 double clip_grad_norm(float* grads, int64_t n, double max_norm);
 
 }  // namespace lmforge

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backend/threads.h"
+#include "core/profiler.h"
 #include "core/rng.h"
 #include "core/sysinfo.h"
 #include "core/timer.h"
@@ -38,13 +39,18 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     const int64_t N = opts.batch * opts.seq;
     std::vector<int32_t> inputs(N), targets(N);
     Rng data_rng(1);
+    Profiler profiler;
     std::vector<double> times;
-    std::vector<double> phases[5];  // zero, forward, backward, clip, optimizer
+    std::vector<double> phases[5];  // zero, forward, backward, grad norm, optimizer
     BenchResult r;
     for (int64_t i = 0; i < opts.warmup + opts.steps; i++) {
         for (int64_t j = 0; j < N; j++) {
             inputs[j] = static_cast<int32_t>(data_rng.below(opts.model.vocab_size));
             targets[j] = static_cast<int32_t>(data_rng.below(opts.model.vocab_size));
+        }
+        if (opts.profile && i == opts.warmup) {
+            profiler.reset();
+            model.set_profiler(&profiler);
         }
         Timer timer, phase;
         double split[5];
@@ -58,9 +64,10 @@ BenchResult run_benchmark(const BenchOptions& opts) {
         lap(1);
         model.backward();
         lap(2);
-        clip_grad_norm(model.grads().data(), static_cast<int64_t>(model.grads().size()), 1.0);
+        const double norm =
+            grad_norm(model.grads().data(), static_cast<int64_t>(model.grads().size()));
         lap(3);
-        optimizer.step(model.params().data(), model.grads().data(), 3e-4f);
+        optimizer.step(model.params().data(), model.grads().data(), 3e-4f, clip_factor(norm, 1.0));
         lap(4);
         const double seconds = timer.seconds();
         if (i == 0) r.loss_first = loss;
@@ -78,6 +85,11 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     r.clip_ms = median_of(phases[3]) * 1e3;
     r.optimizer_ms = median_of(phases[4]) * 1e3;
     std::sort(times.begin(), times.end());
+    for (const auto& [name, seconds] : profiler.totals()) {
+        r.profile.emplace_back(name, seconds * 1e3 / static_cast<double>(opts.steps));
+    }
+    std::sort(r.profile.begin(), r.profile.end(),
+              [](const auto& a, const auto& b) { return a.second > b.second; });
     r.threads = backend::max_threads();
     r.params = model.layout().count();
     r.step_ms_median = median * 1e3;

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backend/gemm.h"
 #include "model/gpt2_config.h"
@@ -20,6 +22,7 @@ struct BenchOptions {
     int64_t warmup = 3;  // untimed steps first: oneDNN builds its kernels, pages fault in
     double peak_gflops = 224.0;  // the machine's measured 2-thread fp32 peak (see README)
     backend::GemmKind gemm = backend::GemmKind::Onednn;
+    bool profile = false;  // time each kernel family
 };
 
 struct BenchResult {
@@ -34,6 +37,8 @@ struct BenchResult {
     double activation_mb = 0;
     // Median ms per phase of a step.
     double zero_ms = 0, forward_ms = 0, backward_ms = 0, clip_ms = 0, optimizer_ms = 0;
+    // With opts.profile: (kernel family, mean ms per timed step), slowest first.
+    std::vector<std::pair<std::string, double>> profile;
 };
 
 // FLOPs of one training step per token: 6 per matmul parameter (forward 2, backward 4; the

@@ -16,6 +16,16 @@ namespace lmforge::cli {
 
 namespace {
 
+// 124439808 -> "124,439,808".
+std::string with_thousands(int64_t n) {
+    std::string digits = std::to_string(n), out;
+    for (size_t i = 0; i < digits.size(); i++) {
+        if (i > 0 && (digits.size() - i) % 3 == 0 && digits[i - 1] != '-') out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
 struct BenchFlags {
     std::string model = "gpt2";
     std::optional<int64_t> layers, heads, embd, vocab;
@@ -65,8 +75,8 @@ void run(const BenchFlags& f) {
         fmt::print("{}\n", j.dump());
         return;
     }
-    fmt::print("model      {} (L={} NH={} C={} V={}), {:L} parameters\n", f.model, m.n_layer,
-               m.n_head, m.n_embd, m.vocab_size, r.params);
+    fmt::print("model      {} (L={} NH={} C={} V={}), {} parameters\n", f.model, m.n_layer,
+               m.n_head, m.n_embd, m.vocab_size, with_thousands(r.params));
     fmt::print("batch      B={} T={}, {} timed steps after {} warm-up, {} threads, fp32, {}\n",
                opts.batch, opts.seq, opts.steps, opts.warmup, r.threads, f.gemm);
     fmt::print("cpu        {}\n", cpu_model());

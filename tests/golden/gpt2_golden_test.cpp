@@ -2,6 +2,9 @@
 // loss and every parameter's gradient for one batch, then 10 AdamW steps with clipping.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "backend/gemm.h"
@@ -41,6 +44,15 @@ struct Golden {
     }
 };
 
+// max |got - want| / max |want|: an error on the tensor's own scale, for the report line.
+double scaled_error(std::span<const float> got, std::span<const float> want) {
+    double worst = 0.0;
+    for (size_t i = 0; i < got.size(); i++) {
+        worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]));
+    }
+    return worst / std::max(max_abs(want), 1e-30);
+}
+
 class Gpt2Golden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Gpt2Golden, LogitsLossAndGradientsMatchPyTorch) {
@@ -63,9 +75,12 @@ TEST_P(Gpt2Golden, LogitsLossAndGradientsMatchPyTorch) {
     }
     const double logit_scale = max_abs(std::span<const float>(want));
     EXPECT_TRUE(close(got, want, kTensorTol, kTensorTol * logit_scale)) << "logits";
+    const double logits_error = scaled_error(got, want);
+    const double loss_error = std::abs(loss - g.file.read_f32("loss")[0]) / std::abs(loss);
 
     model.zero_grad();
     model.backward();
+    double grad_error = 0.0;
     for (const ParamSpec& s : model.layout().specs()) {
         const auto want_grad = g.file.read_f32("grad/" + s.name);
         const auto got_grad = model.grads().subspan(s.offset, s.numel);
@@ -73,7 +88,11 @@ TEST_P(Gpt2Golden, LogitsLossAndGradientsMatchPyTorch) {
         EXPECT_TRUE(close(std::span<const float>(got_grad), std::span<const float>(want_grad),
                           kTensorTol, kTensorTol * scale))
             << "gradient of " << s.name;
+        grad_error = std::max(grad_error, scaled_error(got_grad, want_grad));
     }
+    std::printf("[golden %s] loss rel. error %.2e (tol %.0e); logits %.2e, worst gradient %.2e "
+                "of the tensor's max (tol %.0e)\n",
+                GetParam().c_str(), loss_error, kLossRtol, logits_error, grad_error, kTensorTol);
     // Padding rows of the tied embedding receive no gradient.
     const ParamSpec& wte = model.layout().find("wte.weight");
     for (int64_t i = wte.numel; i < wte.reserved; i++) {
@@ -93,6 +112,7 @@ TEST_P(Gpt2Golden, TenAdamWStepsWithClippingMatchPyTorch) {
     const auto want_norms = g.file.read_f32("step_grad_norms");
     const int steps = g.meta["steps"];
     ASSERT_EQ(want_losses.size(), static_cast<size_t>(steps));
+    double worst_loss = 0.0, worst_norm = 0.0;
     for (int step = 0; step < steps; step++) {
         model.zero_grad();
         const float loss = model.forward(inputs.data(), targets.data());
@@ -104,7 +124,12 @@ TEST_P(Gpt2Golden, TenAdamWStepsWithClippingMatchPyTorch) {
                  clip_factor(norm, g.meta["grad_clip"].get<double>()));
         EXPECT_NEAR(loss, want_losses[step], kStepLossRtol * want_losses[step]) << "step " << step;
         EXPECT_NEAR(norm, want_norms[step], kGradNormRtol * want_norms[step]) << "step " << step;
+        worst_loss = std::max<double>(worst_loss, std::abs(loss - want_losses[step]) / want_losses[step]);
+        worst_norm = std::max(worst_norm, std::abs(norm - want_norms[step]) / want_norms[step]);
     }
+    std::printf("[golden %s] %d steps: worst loss rel. error %.2e (tol %.0e), grad norm %.2e "
+                "(tol %.0e)\n",
+                GetParam().c_str(), steps, worst_loss, kStepLossRtol, worst_norm, kGradNormRtol);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Gpt2Golden, ::testing::Values("tiny", "odd"),

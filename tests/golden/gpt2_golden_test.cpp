@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "backend/gemm.h"
@@ -23,24 +24,30 @@ constexpr double kTensorTol = 1e-4;     // relative to each element and to the t
 constexpr double kStepLossRtol = 1e-5;  // each of the 10 steps
 constexpr double kGradNormRtol = 1e-4;
 
+// A fixture file, and the model it describes with the fixture's weights loaded by Hugging
+// Face name, planned for the fixture's batch.
 struct Golden {
     SafetensorsReader file;
     nlohmann::json meta;
     Gpt2Config cfg;
     int64_t B, T;
+    std::vector<int32_t> inputs, targets;
+    std::unique_ptr<backend::Gemm> gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    Gpt2 model;
 
     explicit Golden(const std::string& name)
         : file(std::string(LMFORGE_FIXTURES_DIR) + "/gpt2_" + name + ".safetensors"),
           meta(nlohmann::json::parse(file.metadata().at("config"))),
           cfg{meta["n_layer"], meta["n_head"], meta["n_embd"], meta["vocab_size"], meta["block_size"]},
           B(meta["B"]),
-          T(meta["T"]) {}
-
-    // Loads the fixture's weights into the model by Hugging Face name.
-    void load_params(Gpt2& model) const {
+          T(meta["T"]),
+          inputs(file.read_i32("inputs")),
+          targets(file.read_i32("targets")),
+          model(cfg, *gemm) {
         for (const ParamSpec& s : model.layout().specs()) {
             file.read("param/" + s.name, model.params().subspan(s.offset, s.numel));
         }
+        model.plan(B, T);
     }
 };
 
@@ -56,14 +63,9 @@ double scaled_error(std::span<const float> got, std::span<const float> want) {
 class Gpt2Golden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Gpt2Golden, LogitsLossAndGradientsMatchPyTorch) {
-    const Golden g(GetParam());
-    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
-    Gpt2 model(g.cfg, *gemm);
-    g.load_params(model);
-    model.plan(g.B, g.T);
-    const auto inputs = g.file.read_i32("inputs"), targets = g.file.read_i32("targets");
-
-    const float loss = model.forward(inputs.data(), targets.data());
+    Golden g(GetParam());
+    Gpt2& model = g.model;
+    const float loss = model.forward(g.inputs.data(), g.targets.data());
     EXPECT_NEAR(loss, g.file.read_f32("loss")[0], kLossRtol * std::abs(loss));
 
     // Logits are (B·T, Vp); the fixture's are (B·T, V): compare the real columns.
@@ -101,13 +103,9 @@ TEST_P(Gpt2Golden, LogitsLossAndGradientsMatchPyTorch) {
 }
 
 TEST_P(Gpt2Golden, TenAdamWStepsWithClippingMatchPyTorch) {
-    const Golden g(GetParam());
-    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
-    Gpt2 model(g.cfg, *gemm);
-    g.load_params(model);
-    model.plan(g.B, g.T);
+    Golden g(GetParam());
+    Gpt2& model = g.model;
     AdamW opt(model.layout(), AdamWConfig{.weight_decay = g.meta["weight_decay"].get<float>()});
-    const auto inputs = g.file.read_i32("inputs"), targets = g.file.read_i32("targets");
     const auto want_losses = g.file.read_f32("step_losses");
     const auto want_norms = g.file.read_f32("step_grad_norms");
     const int steps = g.meta["steps"];
@@ -115,7 +113,7 @@ TEST_P(Gpt2Golden, TenAdamWStepsWithClippingMatchPyTorch) {
     double worst_loss = 0.0, worst_norm = 0.0;
     for (int step = 0; step < steps; step++) {
         model.zero_grad();
-        const float loss = model.forward(inputs.data(), targets.data());
+        const float loss = model.forward(g.inputs.data(), g.targets.data());
         model.backward();
         // Clipping as training does it: the factor folded into AdamW's gradient scale.
         const double norm =

@@ -8,6 +8,7 @@ packages=(
   libdnnl-dev libopenblas-dev
   libopenmpi-dev openmpi-bin
   libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
+  libcurl4-openssl-dev zlib1g-dev ca-certificates
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

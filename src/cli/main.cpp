@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     lmforge::cli::add_bench_command(app);
     lmforge::cli::add_data_command(app);
+    lmforge::cli::add_tokenize_command(app);
     const auto known = [&](const char* name) {
         for (const CLI::App* sub : app.get_subcommands({})) {
             if (sub->check_name(name)) return true;

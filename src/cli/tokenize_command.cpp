@@ -1,0 +1,127 @@
+// lmforge tokenize: standard input to token ids (space separated) and, with --decode, back.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "data/data_home.h"
+#include "tokenizer/tokenizer_io.h"
+
+namespace lmforge::cli {
+
+namespace {
+
+struct TokenizeFlags {
+    std::string tokenizer = "gpt2";
+    std::string dir;
+    bool decode = false;
+    bool allow_special = false;
+    std::string jsonl_field;  // batch mode: one JSON object per input line
+};
+
+std::string read_stdin() {
+    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+}
+
+// Whitespace-separated decimal ids; InputError naming the first word that is not one.
+std::vector<TokenId> parse_ids(const std::string& text) {
+    std::vector<TokenId> ids;
+    size_t at = 0, word = 0;
+    while (true) {
+        at = text.find_first_not_of(" \t\r\n", at);
+        if (at == std::string::npos) break;
+        const size_t end = std::min(text.find_first_of(" \t\r\n", at), text.size());
+        const std::string w = text.substr(at, end - at);
+        word++;
+        size_t used = 0;
+        long long v = -1;
+        try {
+            v = std::stoll(w, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != w.size() || v < 0 || v > INT32_MAX) {
+            throw InputError(fmt::format("standard input: word {} ('{}') is not a token id", word, w),
+                             "--decode reads ids separated by spaces, as tokenize prints them");
+        }
+        ids.push_back(static_cast<TokenId>(v));
+        at = end;
+    }
+    return ids;
+}
+
+void print_ids(const std::vector<TokenId>& ids) {
+    std::string out;
+    out.reserve(ids.size() * 6 + 1);
+    for (size_t i = 0; i < ids.size(); i++) {
+        if (i > 0) out += ' ';
+        out += std::to_string(ids[i]);
+    }
+    out += '\n';
+    std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+// The string `field` of the JSON object on a line of standard input.
+std::string jsonl_text(std::string_view line, const std::string& field, size_t line_no) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw InputError(fmt::format("standard input:{}: not valid JSON (byte {})", line_no, e.byte),
+                         "--jsonl-field reads one JSON object per line");
+    }
+    if (!j.is_object() || !j.contains(field) || !j[field].is_string()) {
+        throw InputError(fmt::format("standard input:{}: no string field \"{}\"", line_no, field),
+                         "name the field that holds the text with --jsonl-field");
+    }
+    return j[field].get<std::string>();
+}
+
+void run(const TokenizeFlags& f) {
+    const auto tokenizer = load_tokenizer(f.tokenizer, data_home(f.dir));
+    const std::string input = read_stdin();
+    if (f.decode) {
+        const std::string text = tokenizer->decode(parse_ids(input));
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        return;
+    }
+    const auto encode = [&](std::string_view text) {
+        return f.allow_special ? tokenizer->encode(text) : tokenizer->encode_ordinary(text);
+    };
+    if (f.jsonl_field.empty()) {
+        print_ids(encode(input));
+        return;
+    }
+    size_t line_no = 0;
+    for (size_t at = 0; at < input.size();) {
+        const size_t end = std::min(input.find('\n', at), input.size());
+        const std::string_view line(input.data() + at, end - at);
+        at = end + 1;
+        line_no++;
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+        print_ids(encode(jsonl_text(line, f.jsonl_field, line_no)));
+    }
+}
+
+}  // namespace
+
+void add_tokenize_command(CLI::App& app) {
+    auto flags = std::make_shared<TokenizeFlags>();
+    CLI::App* cmd = app.add_subcommand("tokenize", "Standard input to token ids, or ids back to text");
+    cmd->add_option("--tokenizer", flags->tokenizer, "gpt2, or a tokenizer directory or file")
+        ->capture_default_str();
+    cmd->add_option("--dir", flags->dir, "Data home (for gpt2's files)");
+    cmd->add_flag("--decode", flags->decode, "Read ids, write the text they stand for");
+    cmd->add_flag("--allow-special", flags->allow_special,
+                  "Encode special tokens' text (<|endoftext|>) as their ids");
+    cmd->add_option("--jsonl-field", flags->jsonl_field,
+                    "Read JSON lines; encode this field of each, one line of ids per line");
+    cmd->callback([flags] { run(*flags); });
+}
+
+}  // namespace lmforge::cli

@@ -1,0 +1,163 @@
+#include "tokenizer/tokenizer_io.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "data/recipes.h"
+#include "tokenizer/bpe.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/char_tokenizer.h"
+
+namespace lmforge {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+json parse_json_file(const std::string& path) {
+    const MappedFile file(path);
+    const auto* p = reinterpret_cast<const char*>(file.bytes().data());
+    try {
+        return json::parse(p, p + file.size());
+    } catch (const json::parse_error& e) {
+        throw InputError(fmt::format("{}: not valid JSON at byte {}", path, e.byte),
+                         "the file is damaged or of another format");
+    }
+}
+
+// A token in the byte-level alphabet, as bytes; InputError naming where it came from.
+std::string token_bytes(const std::string& token, const std::string& where) {
+    auto bytes = unicode_to_bytes(token);
+    if (!bytes) {
+        throw InputError(fmt::format("{}: token '{}' is not written in the byte-level alphabet", where, token),
+                         "only byte-level BPE vocabularies (GPT-2 style) are supported");
+    }
+    return *bytes;
+}
+
+bool looks_special(const std::string& token) {
+    return token.size() > 4 && token.rfind("<|", 0) == 0 && token.compare(token.size() - 2, 2, "|>") == 0;
+}
+
+// encoder.json-style {token: id}: ordinary tokens (byte-level) and special ones (<|...|>).
+void read_vocab(const json& j, const std::string& where, std::vector<std::pair<std::string, TokenId>>& vocab,
+                std::map<std::string, TokenId>& specials) {
+    if (!j.is_object()) throw InputError(fmt::format("{}: the vocabulary is not a JSON object", where));
+    for (const auto& [token, id] : j.items()) {
+        if (!id.is_number_integer()) {
+            throw InputError(fmt::format("{}: token '{}' has a non-integer id", where, token),
+                             "the vocabulary file is damaged");
+        }
+        if (looks_special(token)) {
+            specials[token] = id.get<TokenId>();
+        } else {
+            vocab.emplace_back(token_bytes(token, where), id.get<TokenId>());
+        }
+    }
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_gpt2_files(const std::string& encoder_json, const std::string& vocab_bpe) {
+    std::vector<std::pair<std::string, TokenId>> vocab;
+    std::map<std::string, TokenId> specials;
+    read_vocab(parse_json_file(encoder_json), encoder_json, vocab, specials);
+
+    const MappedFile file(vocab_bpe);
+    const std::string_view text(reinterpret_cast<const char*>(file.bytes().data()), file.size());
+    std::vector<std::pair<std::string, std::string>> merges;
+    size_t line_no = 0;
+    for (size_t at = 0; at < text.size();) {
+        size_t end = text.find('\n', at);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(at, end - at);
+        at = end + 1;
+        line_no++;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.empty() || line.rfind("#version", 0) == 0) continue;
+        const size_t space = line.find(' ');
+        if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
+            line.find(' ', space + 1) != std::string_view::npos) {
+            throw InputError(fmt::format("{}:{}: expected two tokens separated by one space", vocab_bpe, line_no),
+                             "the merges file is damaged");
+        }
+        const std::string where = fmt::format("{}:{}", vocab_bpe, line_no);
+        merges.emplace_back(token_bytes(std::string(line.substr(0, space)), where),
+                            token_bytes(std::string(line.substr(space + 1)), where));
+    }
+    return std::make_unique<BpeTokenizer>(std::move(vocab), merges, std::move(specials), encoder_json);
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
+    const json j = parse_json_file(path);
+    if (j.value("lmforge_tokenizer", "") == "char") {
+        try {
+            return std::make_unique<CharTokenizer>(j.at("chars").get<std::vector<std::string>>());
+        } catch (const json::exception& e) {
+            throw InputError(fmt::format("{}: bad character tokenizer: {}", path, e.what()));
+        }
+    }
+    // Hugging Face: {"model": {"type": "BPE", "vocab": {...}, "merges": [...]}, "added_tokens": [...]}
+    if (!j.contains("model") || j["model"].value("type", "") != "BPE") {
+        throw InputError(fmt::format("{}: not a BPE tokenizer.json (model.type is not \"BPE\")", path),
+                         "lmforge reads byte-level BPE (GPT-2 style) and its own character tokenizers");
+    }
+    const json& model = j["model"];
+    std::vector<std::pair<std::string, TokenId>> vocab;
+    std::map<std::string, TokenId> specials;
+    read_vocab(model.at("vocab"), path + ": model.vocab", vocab, specials);
+    std::vector<std::pair<std::string, std::string>> merges;
+    for (const json& m : model.at("merges")) {
+        std::string a, b;
+        if (m.is_string()) {  // "a b" (older files)
+            const std::string s = m.get<std::string>();
+            const size_t space = s.find(' ');
+            if (space == std::string::npos) throw InputError(fmt::format("{}: merge '{}' has no space", path, s));
+            a = s.substr(0, space);
+            b = s.substr(space + 1);
+        } else if (m.is_array() && m.size() == 2) {  // ["a", "b"] (newer files)
+            a = m[0].get<std::string>();
+            b = m[1].get<std::string>();
+        } else {
+            throw InputError(fmt::format("{}: a merge is neither \"a b\" nor [\"a\", \"b\"]", path));
+        }
+        merges.emplace_back(token_bytes(a, path), token_bytes(b, path));
+    }
+    for (const json& t : j.value("added_tokens", json::array())) {
+        const std::string content = t.at("content");
+        const TokenId id = t.at("id");
+        std::erase_if(vocab, [&](const auto& v) { return v.second == id; });
+        specials[content] = id;
+    }
+    return std::make_unique<BpeTokenizer>(std::move(vocab), merges, std::move(specials), path);
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec, const std::string& data_home) {
+    if (spec == "gpt2") {
+        const std::string dir = ensure_dataset(find_recipe("gpt2-tokenizer"), data_home);
+        return load_gpt2_files(dir + "/encoder.json", dir + "/vocab.bpe");
+    }
+    if (spec == "char") {
+        throw InputError("the character tokenizer needs its alphabet",
+                         "pass the tokenizer.json that `lmforge prepare --tokenizer char` wrote beside the shards");
+    }
+    const fs::path p(spec);
+    if (fs::is_directory(p)) {
+        if (fs::exists(p / "encoder.json") && fs::exists(p / "vocab.bpe")) {
+            return load_gpt2_files((p / "encoder.json").string(), (p / "vocab.bpe").string());
+        }
+        if (fs::exists(p / "tokenizer.json")) return load_tokenizer_json((p / "tokenizer.json").string());
+        throw InputError(fmt::format("{}: holds neither encoder.json + vocab.bpe nor tokenizer.json", spec),
+                         "pass gpt2, char, or a tokenizer directory or file");
+    }
+    if (fs::is_regular_file(p)) return load_tokenizer_json(spec);
+    throw InputError(fmt::format("unknown tokenizer '{}': not gpt2, char, or an existing path", spec),
+                     "pass gpt2, char, or a tokenizer directory or file");
+}
+
+}  // namespace lmforge

@@ -1,0 +1,22 @@
+// Finding and loading tokenizers:
+//   "gpt2"  GPT-2's BPE from the data home (fetched there first if missing);
+//   DIR     a directory holding encoder.json + vocab.bpe (GPT-2's format, also what
+//           `lmforge tokenizer train` writes) or tokenizer.json;
+//   FILE    a tokenizer.json: Hugging Face's (a BPE model with a byte-level pre-tokenizer) or
+//           lmforge's character tokenizer.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "tokenizer/tokenizer.h"
+
+namespace lmforge {
+
+// InputError naming the file (and line or field) for anything that does not parse.
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec, const std::string& data_home);
+
+std::unique_ptr<Tokenizer> load_gpt2_files(const std::string& encoder_json, const std::string& vocab_bpe);
+std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path);
+
+}  // namespace lmforge

@@ -1,0 +1,237 @@
+// tokenizer/: the GPT-2 pre-tokenizer against pieces from the reference pattern (PyPI regex
+// running tiktoken's pattern), the byte-level alphabet, BPE merging (both paths against a
+// brute-force reference), special tokens, the character tokenizer, saving and loading, and
+// damaged vocabulary files. Needs no network: the vocabularies here are small and synthetic.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "core/error.h"
+#include "tokenizer/batch_encode.h"
+#include "tokenizer/bpe.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/char_tokenizer.h"
+#include "tokenizer/pretokenizer.h"
+#include "tokenizer/tokenizer_io.h"
+
+namespace lmforge {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> pieces(std::string_view text) {
+    std::vector<std::string> out;
+    pretokenize_gpt2(text, [&](std::string_view p) { out.emplace_back(p); });
+    return out;
+}
+
+TEST(Pretokenizer, MatchesTheReferencePattern) {
+    // Expected pieces: regex.findall with tiktoken's "gpt2" pattern (PyPI regex).
+    const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+        {"Hello world", {"Hello", " world"}},
+        {"it's DON'T we'll", {"it", "'s", " DON", "'", "T", " we", "'ll"}},
+        {"a  b", {"a", " ", " b"}},
+        {"a   b", {"a", "  ", " b"}},
+        {"\t\tword", {"\t", "\t", "word"}},
+        {"x \n y", {"x", " \n", " y"}},
+        {"trailing  ", {"trailing", "  "}},
+        {"  ", {"  "}},
+        {" ", {" "}},
+        {"12abc 34", {"12", "abc", " 34"}},
+        {"!!'s", {"!!'", "s"}},
+        {" 's", {" '", "s"}},
+        {"e\u0301t\u00e9", {"e", "\u0301", "t\u00e9"}},
+        {"\u4f60\u597d \u4e16\u754c", {"\u4f60\u597d", " \u4e16\u754c"}},
+        {"a\u00a0b", {"a", "\u00a0", "b"}},
+        {"a\u00a0 b", {"a", "\u00a0", " b"}},
+        {"tab\t\tx", {"tab", "\t", "\t", "x"}},
+        {"\r\n\r\nx", {"\r\n\r", "\n", "x"}},
+        {"\U0001F600\U0001F600 x", {"\U0001F600\U0001F600", " x"}},
+        {"x\x1cy", {"x", "\x1c", "y"}},
+    };
+    for (const auto& [text, want] : cases) EXPECT_EQ(pieces(text), want) << text;
+}
+
+TEST(Pretokenizer, InvalidUtf8BytesAreOtherCharacters) {
+    EXPECT_EQ(pieces("ab\xff\xfe cd \xc3"), (std::vector<std::string>{"ab", "\xff\xfe", " cd", " \xc3"}));
+}
+
+TEST(ByteLevel, AlphabetRoundTripsEveryByte) {
+    std::string all;
+    for (int b = 0; b < 256; b++) all += static_cast<char>(b);
+    EXPECT_EQ(unicode_to_bytes(bytes_to_unicode(all)), all);
+    EXPECT_EQ(bytes_to_unicode(" "), "\u0120");  // GPT-2's "Ġ"
+    EXPECT_EQ(bytes_to_unicode("\n"), "\u010a");  // "Ċ"
+    EXPECT_EQ(bytes_to_unicode("a"), "a");
+    EXPECT_FALSE(unicode_to_bytes("\u4f60").has_value());
+}
+
+// 256 bytes, then merges in rank order over the letters a, b, c. Consistent, as a vocabulary
+// built by merging is: BPE of each merged token's own bytes gives that token (encode_piece
+// looks whole pieces up first, as tiktoken does, which relies on this).
+const std::vector<std::pair<std::string, std::string>> kTinyMerges = {
+    {"a", "b"}, {"ab", "c"}, {"a", "a"}, {"c", "c"}, {"b", "a"}, {"aa", "aa"}, {"abc", "ab"},
+    {"cc", "a"}, {"b", "b"}};
+std::unique_ptr<BpeTokenizer> tiny_bpe() {
+    std::vector<std::pair<std::string, TokenId>> vocab;
+    for (int b = 0; b < 256; b++) vocab.emplace_back(std::string(1, static_cast<char>(b)), b);
+    TokenId next = 256;
+    for (const auto& [a, b] : kTinyMerges) vocab.emplace_back(a + b, next++);
+    return std::make_unique<BpeTokenizer>(vocab, kTinyMerges, std::map<std::string, TokenId>{{kEndOfText, next}},
+                                          "tiny");
+}
+
+// BPE by the book: repeatedly merge the leftmost lowest-ranked pair, O(n²) per merge.
+std::vector<std::string> reference_bpe(const std::string& piece,
+                                       const std::vector<std::pair<std::string, std::string>>& merges) {
+    std::vector<std::string> parts;
+    for (char c : piece) parts.emplace_back(1, c);
+    while (true) {
+        size_t best = SIZE_MAX, best_rank = SIZE_MAX;
+        for (size_t i = 0; i + 1 < parts.size(); i++) {
+            for (size_t r = 0; r < merges.size() && r < best_rank; r++) {
+                if (merges[r].first == parts[i] && merges[r].second == parts[i + 1]) {
+                    best = i;
+                    best_rank = r;
+                }
+            }
+        }
+        if (best == SIZE_MAX) return parts;
+        parts[best] += parts[best + 1];
+        parts.erase(parts.begin() + static_cast<ptrdiff_t>(best) + 1);
+    }
+}
+
+TEST(Bpe, MergesLowestRankLeftmostFirst) {
+    const auto bpe = tiny_bpe();
+    std::vector<TokenId> ids;
+    // c a b c a a b: (a,b) rank 0 twice, leftmost first -> c ab c a a b -> c ab c a ab; then
+    // (ab,c) rank 1 beats (a,a) rank 2 -> c abc a ab; no merge is left.
+    bpe->encode_piece("cabcaab", ids);
+    EXPECT_EQ(ids, (std::vector<TokenId>{'c', 256 + 1, 'a', 256}));
+    EXPECT_EQ(bpe->encode_ordinary("aaaa"), (std::vector<TokenId>{256 + 5}));  // aa|aa -> aaaa
+    EXPECT_EQ(bpe->encode_ordinary("abcab"), (std::vector<TokenId>{256 + 6}));
+}
+
+TEST(Bpe, BothMergePathsMatchTheReferenceOnRandomPieces) {
+    const auto bpe = tiny_bpe();
+    std::mt19937 rng(5);
+    for (int trial = 0; trial < 300; trial++) {
+        const size_t n = 1 + rng() % 200;  // pieces over 64 bytes take the heap path
+        std::string piece;
+        for (size_t i = 0; i < n; i++) piece += "abc"[rng() % 3];
+        std::vector<TokenId> got;
+        bpe->encode_piece(piece, got);
+        std::vector<std::string> got_parts;
+        for (TokenId id : got) got_parts.push_back(bpe->decode(std::span(&id, 1)));
+        ASSERT_EQ(got_parts, reference_bpe(piece, kTinyMerges)) << piece;
+    }
+}
+
+TEST(Bpe, SpecialTokensOnlyWhenAllowed) {
+    const auto bpe = tiny_bpe();
+    const TokenId eot = *bpe->eot_id();
+    const std::vector<TokenId> ids = bpe->encode("ab<|endoftext|>c");
+    EXPECT_EQ(ids, (std::vector<TokenId>{256, eot, 'c'}));
+    const std::vector<TokenId> plain = bpe->encode_ordinary("ab<|endoftext|>c");
+    EXPECT_EQ(std::count(plain.begin(), plain.end(), eot), 0);
+    EXPECT_EQ(bpe->decode(plain), "ab<|endoftext|>c");
+    EXPECT_EQ(bpe->decode(ids), "ab<|endoftext|>c");
+}
+
+TEST(Bpe, AnyBytesRoundTripAndBadIdsAreRefused) {
+    const auto bpe = tiny_bpe();
+    const std::string text = "ab\xff\xfe \x80 cab\xc3\n\r\n  \t";
+    EXPECT_EQ(bpe->decode(bpe->encode_ordinary(text)), text);
+    const std::vector<TokenId> bad = {1, 9999};
+    EXPECT_THROW(bpe->decode(bad), InputError);
+}
+
+TEST(Bpe, SafeCutsAndBatchesEncodeAsTheWhole) {
+    const auto bpe = tiny_bpe();
+    std::mt19937 rng(9);
+    std::string text;
+    const char* words[] = {"abc", " ab", "  ", "\n", "ca", " \u00a0b", "!!", " 12", "\t"};
+    for (int i = 0; i < 5000; i++) text += words[rng() % 9];
+    const auto whole = bpe->encode_ordinary(text);
+    const auto batched = encode_batch(*bpe, {text, "abc", ""}, {}, 257);  // many small parts
+    EXPECT_EQ(batched[0], whole);
+    EXPECT_EQ(batched[1], bpe->encode_ordinary("abc"));
+    EXPECT_TRUE(batched[2].empty());
+    for (size_t cut : bpe->safe_cuts(text, 100)) {
+        const auto a = bpe->encode_ordinary(std::string_view(text).substr(0, cut));
+        const auto b = bpe->encode_ordinary(std::string_view(text).substr(cut));
+        std::vector<TokenId> joined = a;
+        joined.insert(joined.end(), b.begin(), b.end());
+        ASSERT_EQ(joined, whole) << "cut at " << cut;
+    }
+}
+
+class TokenizerFiles : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("lmforge_tok_" + std::to_string(::getpid()) + "_" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string write(const std::string& name, const std::string& text) {
+        std::ofstream(dir_ / name, std::ios::binary) << text;
+        return (dir_ / name).string();
+    }
+    std::string error_of(const std::function<void()>& f) {
+        try {
+            f();
+        } catch (const InputError& e) {
+            return e.what();
+        }
+        return "no error";
+    }
+    fs::path dir_;
+};
+
+TEST_F(TokenizerFiles, BpeSavesAndLoadsBack) {
+    const auto bpe = tiny_bpe();
+    bpe->save(dir_.string());
+    const auto loaded = load_tokenizer(dir_.string(), "");
+    const std::string text = "abcab cc aaaa ba bb <|endoftext|> \xff";
+    EXPECT_EQ(loaded->encode(text), bpe->encode(text));
+    EXPECT_EQ(loaded->vocab_size(), bpe->vocab_size());
+}
+
+TEST_F(TokenizerFiles, CharTokenizerBuildsSavesAndRefusesUnknownCharacters) {
+    const CharTokenizer chars = CharTokenizer::from_texts({"hello", "w\u00f6rld\n"});
+    EXPECT_EQ(chars.vocab_size(), 9 + 1);  // d e h l o r w ö \n, and <|endoftext|>
+    const auto ids = chars.encode("h\u00f6<|endoftext|>");
+    EXPECT_EQ(ids.back(), *chars.eot_id());
+    EXPECT_EQ(chars.decode(ids), "h\u00f6<|endoftext|>");
+    EXPECT_NE(error_of([&] { chars.encode_ordinary("hex"); }).find("\\x78 at byte 2"), std::string::npos);
+    chars.save(dir_.string());
+    const auto loaded = load_tokenizer((dir_ / "tokenizer.json").string(), "");
+    EXPECT_EQ(loaded->kind(), "char");
+    EXPECT_EQ(loaded->encode_ordinary("world"), chars.encode_ordinary("world"));
+}
+
+TEST_F(TokenizerFiles, DamagedFilesAreNamedWithTheLine) {
+    const std::string enc = write("encoder.json", "{\"a\": 0, ");
+    const std::string bpe = write("vocab.bpe", "#version: 0.2\na b\n");
+    EXPECT_NE(error_of([&] { load_gpt2_files(enc, bpe); }).find(enc + ": not valid JSON"), std::string::npos);
+    nlohmann::json vocab = nlohmann::json::object();  // all 256 single bytes
+    for (int b = 0; b < 256; b++) vocab[bytes_to_unicode(std::string(1, static_cast<char>(b)))] = b;
+    const std::string good_enc = write("encoder.json", vocab.dump());
+    const std::string bad_bpe = write("vocab.bpe", "#version: 0.2\na b\nnospace\n");
+    EXPECT_NE(error_of([&] { load_gpt2_files(good_enc, bad_bpe); }).find(bad_bpe + ":3:"), std::string::npos);
+    const std::string no_byte = write("encoder.json", "{\"a\": 0}");
+    EXPECT_NE(error_of([&] { load_gpt2_files(no_byte, write("vocab.bpe", "")); }).find("single byte"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { load_tokenizer_json(write("t.json", R"({"model": {"type": "WordPiece"}})")); })
+                  .find("not a BPE tokenizer.json"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { load_tokenizer("no/such/thing", ""); }).find("unknown tokenizer"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lmforge

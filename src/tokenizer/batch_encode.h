@@ -1,5 +1,5 @@
 // Encoding many documents on all threads: long documents are cut at the tokenizer's safe
-// cuts into parts of about a megabyte, so one long book and many short e-mails both keep
+// cuts into parts of about 128 KB, so one long book and many short e-mails both keep
 // every thread busy. The result equals encoding each document alone.
 #pragma once
 
@@ -16,6 +16,6 @@ namespace lmforge {
 std::vector<std::vector<TokenId>> encode_batch(const Tokenizer& tokenizer,
                                                const std::vector<std::string_view>& docs,
                                                const std::function<void(size_t)>& progress = {},
-                                               size_t part_bytes = size_t{1} << 20);
+                                               size_t part_bytes = size_t{1} << 17);
 
 }  // namespace lmforge

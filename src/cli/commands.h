@@ -9,5 +9,6 @@ namespace lmforge::cli {
 void add_bench_command(CLI::App& app);
 void add_data_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
+void add_prepare_command(CLI::App& app);
 
 }  // namespace lmforge::cli

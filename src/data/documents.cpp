@@ -1,0 +1,86 @@
+#include "data/documents.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace lmforge {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_jsonl(const fs::path& p) { return p.extension() == ".jsonl" || p.extension() == ".ndjson"; }
+
+void read_jsonl(const std::string& path, const MappedFile& file, const std::string& field, DocumentSet& set) {
+    const std::string_view text(reinterpret_cast<const char*>(file.bytes().data()), file.size());
+    size_t line_no = 0, found = 0;
+    for (size_t at = 0; at < text.size();) {
+        const size_t end = std::min(text.find('\n', at), text.size());
+        const std::string_view line = text.substr(at, end - at);
+        at = end + 1;
+        line_no++;
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(line);
+        } catch (const nlohmann::json::parse_error& e) {
+            throw InputError(fmt::format("{}:{}: not valid JSON (at byte {} of the line)", path, line_no, e.byte),
+                             "each line of a .jsonl file must be one JSON object");
+        }
+        if (!j.is_object() || !j.contains(field) || !j[field].is_string()) {
+            throw InputError(fmt::format("{}:{}: no string field \"{}\"", path, line_no, field),
+                             "name the field that holds the text with --jsonl-field");
+        }
+        set.owned.push_back(j[field].get<std::string>());
+        set.docs.emplace_back(set.owned.back());
+        set.bytes += set.owned.back().size();
+        found++;
+    }
+    if (found == 0) throw InputError(fmt::format("{}: no documents (empty .jsonl file)", path), "check the input");
+}
+
+void read_file(const fs::path& p, const std::string& field, DocumentSet& set) {
+    const std::string path = p.string();
+    set.mapped.emplace_back(path);
+    const MappedFile& file = set.mapped.back();
+    if (file.size() == 0) throw InputError(fmt::format("{}: empty file", path), "remove it from the inputs");
+    set.files++;
+    if (is_jsonl(p)) {
+        read_jsonl(path, file, field, set);
+        return;
+    }
+    set.docs.emplace_back(reinterpret_cast<const char*>(file.bytes().data()), file.size());
+    set.bytes += file.size();
+}
+
+}  // namespace
+
+DocumentSet read_documents(const std::vector<std::string>& inputs, const std::string& jsonl_field) {
+    DocumentSet set;
+    for (const std::string& input : inputs) {
+        const fs::path p(input);
+        std::error_code ec;
+        if (fs::is_directory(p, ec)) {
+            std::vector<fs::path> files;
+            for (const auto& e : fs::recursive_directory_iterator(p)) {
+                const std::string name = e.path().filename().string();
+                if (e.is_regular_file() && !name.empty() && name[0] != '.') files.push_back(e.path());
+            }
+            if (files.empty()) throw InputError(fmt::format("{}: directory holds no files", input), "check the input");
+            std::sort(files.begin(), files.end());
+            for (const auto& f : files) read_file(f, jsonl_field, set);
+        } else if (fs::exists(p, ec)) {
+            read_file(p, jsonl_field, set);
+        } else {
+            throw InputError(fmt::format("{}: no such file or directory", input), "check the path");
+        }
+    }
+    return set;
+}
+
+}  // namespace lmforge

@@ -1,0 +1,162 @@
+#include "data/prepare.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/log.h"
+#include "core/progress.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "data/documents.h"
+#include "data/shard.h"
+#include "tokenizer/batch_encode.h"
+#include "tokenizer/char_tokenizer.h"
+#include "tokenizer/tokenizer_io.h"
+
+namespace lmforge {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void check_options(const PrepareOptions& o) {
+    if (o.inputs.empty()) throw InputError("no inputs", "pass --input PATH");
+    if (!(o.val_fraction >= 0 && o.val_fraction < 1)) {
+        throw InputError(fmt::format("--val-fraction {} must lie in [0, 1)", o.val_fraction));
+    }
+    if (o.shard_tokens <= 0) throw InputError(fmt::format("--shard-tokens {} must be positive", o.shard_tokens));
+    if (fs::exists(o.output) && !o.overwrite) {
+        throw InputError(fmt::format("{}: already exists", o.output), "choose another --output or pass --overwrite");
+    }
+}
+
+// Writes tokens as shards <split>_000000.bin, ... into dir; returns their names.
+std::vector<std::string> write_shards(const fs::path& dir, const std::string& split,
+                                      const std::vector<TokenId>& tokens, int64_t shard_tokens) {
+    std::vector<std::string> names;
+    std::vector<uint16_t> buf;
+    for (size_t at = 0, n = 0; at < tokens.size(); at += static_cast<size_t>(shard_tokens), n++) {
+        const size_t end = std::min(tokens.size(), at + static_cast<size_t>(shard_tokens));
+        buf.assign(tokens.begin() + static_cast<ptrdiff_t>(at), tokens.begin() + static_cast<ptrdiff_t>(end));
+        names.push_back(fmt::format("{}_{:06d}.bin", split, n));
+        write_shard((dir / names.back()).string(), buf);
+    }
+    return names;
+}
+
+}  // namespace
+
+PrepareReport prepare(const PrepareOptions& opts) {
+    check_options(opts);
+    Timer total;
+    PrepareReport r;
+    const DocumentSet set = read_documents(opts.inputs, opts.jsonl_field);
+    r.documents = set.docs.size();
+    r.files = set.files;
+    r.bytes = set.bytes;
+
+    std::unique_ptr<Tokenizer> tokenizer;
+    if (opts.tokenizer == "char") {
+        tokenizer = std::make_unique<CharTokenizer>(CharTokenizer::from_texts(set.docs));
+    } else {
+        tokenizer = load_tokenizer(opts.tokenizer, opts.data_home);
+    }
+    r.vocab_size = tokenizer->vocab_size();
+    r.tokenizer_kind = tokenizer->kind();
+    if (tokenizer->vocab_size() > 65536) {
+        throw InputError(fmt::format("the tokenizer has {} tokens; shards hold uint16 ids (at most 65536)",
+                                     tokenizer->vocab_size()),
+                         "use a vocabulary of at most 65536 tokens");
+    }
+    const std::optional<TokenId> eot = tokenizer->eot_id();
+    if (!eot) log::warn("prepare: the tokenizer has no <|endoftext|>: documents are joined without a separator");
+
+    Timer encode_timer;
+    std::vector<std::vector<TokenId>> ids;
+    {
+        std::unique_ptr<Progress> bar;
+        if (opts.progress) bar = std::make_unique<Progress>("tokenizing", static_cast<double>(r.bytes), "MB", 1e6);
+        ids = encode_batch(*tokenizer, set.docs, [&](size_t n) {
+            if (bar) bar->advance(static_cast<double>(n));
+        });
+        if (bar) bar->finish();
+    }
+    r.encode_seconds = encode_timer.seconds();
+
+    // Validation documents: a seeded choice of round(n·f) of them; with too few documents for
+    // that, the last fraction of the tokens instead.
+    const size_t n = set.docs.size();
+    const size_t k = static_cast<size_t>(std::llround(static_cast<double>(n) * opts.val_fraction));
+    std::vector<bool> is_val(n, false);
+    const bool by_documents = opts.val_fraction == 0 || (k >= 1 && k < n);
+    r.split = by_documents ? "documents" : "tokens";
+    if (by_documents && k > 0) {
+        std::vector<size_t> order(n);
+        std::iota(order.begin(), order.end(), 0);
+        Rng rng(opts.seed);
+        for (size_t i = n - 1; i > 0; i--) std::swap(order[i], order[rng.below(i + 1)]);
+        for (size_t i = 0; i < k; i++) is_val[order[i]] = true;
+    }
+    std::vector<TokenId> train, val;
+    for (size_t d = 0; d < n; d++) {
+        std::vector<TokenId>& out = is_val[d] ? val : train;
+        if (eot) out.push_back(*eot);
+        out.insert(out.end(), ids[d].begin(), ids[d].end());
+        (is_val[d] ? r.val_documents : r.train_documents)++;
+    }
+    if (!by_documents) {
+        const size_t cut = train.size() - static_cast<size_t>(std::ceil(opts.val_fraction * static_cast<double>(train.size())));
+        val.assign(train.begin() + static_cast<ptrdiff_t>(cut), train.end());
+        train.resize(cut);
+    }
+    r.train_tokens = static_cast<int64_t>(train.size());
+    r.val_tokens = static_cast<int64_t>(val.size());
+
+    // Everything goes into a sibling temporary directory first, then is renamed into place.
+    const fs::path out(opts.output);
+    const fs::path tmp = out.parent_path() / fmt::format(".{}.tmp-{}", out.filename().string(), ::getpid());
+    try {
+        fs::remove_all(tmp);
+        fs::create_directories(tmp);
+        for (const auto& s : write_shards(tmp, "train", train, opts.shard_tokens)) r.shards.push_back(s);
+        for (const auto& s : write_shards(tmp, "val", val, opts.shard_tokens)) r.shards.push_back(s);
+        tokenizer->save(tmp.string());
+        const nlohmann::json record = {
+            {"inputs", opts.inputs}, {"tokenizer", opts.tokenizer}, {"tokenizer_kind", r.tokenizer_kind},
+            {"vocab_size", r.vocab_size}, {"eot_id", eot ? nlohmann::json(*eot) : nlohmann::json(nullptr)},
+            {"val_fraction", opts.val_fraction}, {"split", r.split}, {"seed", opts.seed},
+            {"documents", {{"train", r.train_documents}, {"val", r.val_documents}}},
+            {"tokens", {{"train", r.train_tokens}, {"val", r.val_tokens}}}, {"shards", r.shards},
+            {"bytes", r.bytes}};
+        const std::string text = record.dump(2) + "\n";
+        const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
+        write_file_atomic((tmp / "prepare.json").string(), parts);
+        if (fs::exists(out)) {
+            const fs::path old = out.parent_path() / fmt::format(".{}.old-{}", out.filename().string(), ::getpid());
+            fs::rename(out, old);
+            fs::rename(tmp, out);
+            fs::remove_all(old);
+        } else {
+            fs::rename(tmp, out);
+        }
+    } catch (const fs::filesystem_error& e) {
+        fs::remove_all(tmp);
+        throw Error(fmt::format("{}: cannot write the output: {}", opts.output, e.code().message()),
+                    "check that the directory's parent exists and is writable, and free disk space");
+    } catch (...) {
+        fs::remove_all(tmp);
+        throw;
+    }
+    r.seconds = total.seconds();
+    return r;
+}
+
+}  // namespace lmforge

@@ -1,0 +1,47 @@
+// Token shards on disk, memory-mapped for reading:
+//   llm.c     <split>_NNNNNN.bin: 256 int32 header (magic 20240520, version 1, token count,
+//             zeros), then the tokens as uint16. What `lmforge prepare` writes.
+//   nanoGPT   any other .bin: raw uint16 tokens, no header.
+//   NumPy     .npy: a one-dimensional uint16 ('<u2') array.
+// The name decides the format, so a damaged llm.c header is an error, not raw tokens.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "core/file_io.h"
+
+namespace lmforge {
+
+inline constexpr int32_t kShardMagic = 20240520;
+inline constexpr int32_t kShardVersion = 1;
+inline constexpr int64_t kShardHeaderInts = 256;
+
+enum class ShardFormat { Llmc, Raw, Npy };
+
+ShardFormat shard_format_of(const std::string& path);
+
+// Writes an llm.c shard atomically (temporary name, fsync, rename).
+void write_shard(const std::string& path, std::span<const uint16_t> tokens);
+
+class Shard {
+public:
+    // Maps and checks the file's structure; InputError naming the file and what is wrong.
+    explicit Shard(const std::string& path);
+
+    std::span<const uint16_t> tokens() const { return tokens_; }
+    const std::string& path() const { return file_.path(); }
+    ShardFormat format() const { return format_; }
+
+    // InputError naming the file and the first offending token's position if any token is
+    // >= vocab_size.
+    void check_vocab(int64_t vocab_size) const;
+
+private:
+    MappedFile file_;
+    ShardFormat format_;
+    std::span<const uint16_t> tokens_;
+};
+
+}  // namespace lmforge

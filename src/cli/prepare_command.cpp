@@ -28,9 +28,15 @@ void add_prepare_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--shard-tokens", f->opts.shard_tokens, "Tokens per shard")
         ->check(integer_at_least(1))->capture_default_str();
-    cmd->add_option("--jsonl-field", f->opts.jsonl_field, "Field of each JSON line that holds the text")
+    cmd->add_option("--jsonl-field,--text-field", f->opts.jsonl_field, "Field (JSONL) or column (CSV) that holds the text")
         ->capture_default_str();
-    cmd->add_option("--seed", f->opts.seed, "Seed of the train/validation split")->capture_default_str();
+    cmd->add_option("--label-field", f->opts.label_field,
+                    "Labelled examples for classification: the label's field or CSV column");
+    cmd->add_option("--max-len", f->opts.max_len, "Labelled: tokens per example (cut or padded)")
+        ->check(integer_at_least(1))->capture_default_str();
+    cmd->add_option("--test-fraction", f->opts.test_fraction, "Labelled: share of examples for testing")
+        ->capture_default_str();
+    cmd->add_option("--seed", f->opts.seed, "Seed of the splits")->capture_default_str();
     cmd->add_option("--threads", f->threads, "Threads (default: every core)")->check(integer_at_least(1));
     cmd->add_option("--dir", f->dir, "Data home (for gpt2's files)");
     cmd->add_flag("--overwrite", f->opts.overwrite, "Replace the output directory if it exists");
@@ -38,6 +44,14 @@ void add_prepare_command(CLI::App& app) {
         backend::set_threads(f->threads.value_or(backend::hardware_threads()));
         f->opts.data_home = data_home(f->dir);
         const PrepareReport r = prepare(f->opts);
+        if (!f->opts.label_field.empty()) {
+            fmt::print("prepared {}: {} labelled examples, classes {}\n", f->opts.output, r.documents,
+                       fmt::join(r.labels, ", "));
+            fmt::print("  tokenizer {} ({} tokens); {} tokens per example, {} examples cut to fit; {:.2f} s\n",
+                       r.tokenizer_kind, r.vocab_size, f->opts.max_len, r.truncated, r.seconds);
+            fmt::print("  train {}, val {}, test {}\n", r.train_documents, r.val_documents, r.test_documents);
+            return;
+        }
         fmt::print("prepared {}: {} documents from {} files, {:.1f} MB of text\n", f->opts.output, r.documents,
                    r.files, r.bytes / 1e6);
         fmt::print("  tokenizer {} ({} tokens), {} threads: {:.1f} MB/s tokenizing, {:.2f} s in all\n",

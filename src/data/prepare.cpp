@@ -16,6 +16,7 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "data/documents.h"
+#include "data/labelled.h"
 #include "data/shard.h"
 #include "tokenizer/batch_encode.h"
 #include "tokenizer/char_tokenizer.h"
@@ -52,10 +53,100 @@ std::vector<std::string> write_shards(const fs::path& dir, const std::string& sp
     return names;
 }
 
+// Runs write(tmp) on a fresh sibling directory of `output`, then renames it into place
+// (replacing an old output atomically): readers see the old directory or the new, whole.
+template <class Write>
+void publish_directory(const std::string& output, Write&& write) {
+    const fs::path out(output);
+    const fs::path tmp = out.parent_path() / fmt::format(".{}.tmp-{}", out.filename().string(), ::getpid());
+    try {
+        fs::remove_all(tmp);
+        fs::create_directories(tmp);
+        write(tmp);
+        if (fs::exists(out)) {
+            const fs::path old = out.parent_path() / fmt::format(".{}.old-{}", out.filename().string(), ::getpid());
+            fs::rename(out, old);
+            fs::rename(tmp, out);
+            fs::remove_all(old);
+        } else {
+            fs::rename(tmp, out);
+        }
+    } catch (const fs::filesystem_error& e) {
+        fs::remove_all(tmp);
+        throw Error(fmt::format("{}: cannot write the output: {}", output, e.code().message()),
+                    "check that the directory's parent exists and is writable, and free disk space");
+    } catch (...) {
+        fs::remove_all(tmp);
+        throw;
+    }
+}
+
+void write_record(const fs::path& dir, const nlohmann::json& record) {
+    const std::string text = record.dump(2) + "\n";
+    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
+    write_file_atomic((dir / "prepare.json").string(), parts);
+}
+
+std::unique_ptr<Tokenizer> make_tokenizer(const PrepareOptions& opts, const std::vector<std::string_view>& texts) {
+    auto tokenizer = opts.tokenizer == "char" ? std::make_unique<CharTokenizer>(CharTokenizer::from_texts(texts))
+                                              : load_tokenizer(opts.tokenizer, opts.data_home);
+    if (tokenizer->vocab_size() > 65536) {
+        throw InputError(fmt::format("the tokenizer has {} tokens; shards hold uint16 ids (at most 65536)",
+                                     tokenizer->vocab_size()),
+                         "use a vocabulary of at most 65536 tokens");
+    }
+    return tokenizer;
+}
+
+PrepareReport prepare_labelled(const PrepareOptions& opts) {
+    if (opts.inputs.size() != 1) {
+        throw InputError(fmt::format("labelled data comes from one .jsonl or .csv file, not {}", opts.inputs.size()));
+    }
+    Timer total;
+    PrepareReport r;
+    // The char tokenizer's alphabet comes from the texts, read once more by load_labelled.
+    std::unique_ptr<Tokenizer> tokenizer;
+    if (opts.tokenizer == "char") {
+        const MappedFile file(opts.inputs[0]);
+        tokenizer = make_tokenizer(opts, {std::string_view(reinterpret_cast<const char*>(file.bytes().data()), file.size())});
+    } else {
+        tokenizer = make_tokenizer(opts, {});
+    }
+    const LabelledOptions lo{opts.inputs[0], opts.jsonl_field, opts.label_field, opts.max_len,
+                             opts.val_fraction, opts.test_fraction, opts.seed};
+    Timer encode;
+    const LabelledData data = load_labelled(lo, *tokenizer);
+    r.encode_seconds = encode.seconds();
+    r.train_documents = static_cast<size_t>(data.train.size());
+    r.val_documents = static_cast<size_t>(data.val.size());
+    r.test_documents = static_cast<size_t>(data.test.size());
+    r.documents = r.train_documents + r.val_documents + r.test_documents;
+    r.files = 1;
+    r.bytes = fs::file_size(opts.inputs[0]);
+    r.labels = data.label_names;
+    r.truncated = data.truncated;
+    r.vocab_size = tokenizer->vocab_size();
+    r.tokenizer_kind = tokenizer->kind();
+    r.split = "examples";
+    publish_directory(opts.output, [&](const fs::path& tmp) {
+        save_labelled(data, tmp.string());
+        tokenizer->save(tmp.string());
+        write_record(tmp, {{"task", "classify"}, {"inputs", opts.inputs}, {"tokenizer", opts.tokenizer},
+                           {"tokenizer_kind", r.tokenizer_kind}, {"vocab_size", r.vocab_size},
+                           {"labels", r.labels}, {"max_len", opts.max_len}, {"seed", opts.seed},
+                           {"examples", {{"train", r.train_documents}, {"val", r.val_documents},
+                                         {"test", r.test_documents}}},
+                           {"truncated", r.truncated}});
+    });
+    r.seconds = total.seconds();
+    return r;
+}
+
 }  // namespace
 
 PrepareReport prepare(const PrepareOptions& opts) {
     check_options(opts);
+    if (!opts.label_field.empty()) return prepare_labelled(opts);
     Timer total;
     PrepareReport r;
     const DocumentSet set = read_documents(opts.inputs, opts.jsonl_field);
@@ -63,19 +154,9 @@ PrepareReport prepare(const PrepareOptions& opts) {
     r.files = set.files;
     r.bytes = set.bytes;
 
-    std::unique_ptr<Tokenizer> tokenizer;
-    if (opts.tokenizer == "char") {
-        tokenizer = std::make_unique<CharTokenizer>(CharTokenizer::from_texts(set.docs));
-    } else {
-        tokenizer = load_tokenizer(opts.tokenizer, opts.data_home);
-    }
+    const std::unique_ptr<Tokenizer> tokenizer = make_tokenizer(opts, set.docs);
     r.vocab_size = tokenizer->vocab_size();
     r.tokenizer_kind = tokenizer->kind();
-    if (tokenizer->vocab_size() > 65536) {
-        throw InputError(fmt::format("the tokenizer has {} tokens; shards hold uint16 ids (at most 65536)",
-                                     tokenizer->vocab_size()),
-                         "use a vocabulary of at most 65536 tokens");
-    }
     const std::optional<TokenId> eot = tokenizer->eot_id();
     if (!eot) log::warn("prepare: the tokenizer has no <|endoftext|>: documents are joined without a separator");
 
@@ -120,41 +201,18 @@ PrepareReport prepare(const PrepareOptions& opts) {
     r.train_tokens = static_cast<int64_t>(train.size());
     r.val_tokens = static_cast<int64_t>(val.size());
 
-    // Everything goes into a sibling temporary directory first, then is renamed into place.
-    const fs::path out(opts.output);
-    const fs::path tmp = out.parent_path() / fmt::format(".{}.tmp-{}", out.filename().string(), ::getpid());
-    try {
-        fs::remove_all(tmp);
-        fs::create_directories(tmp);
+    publish_directory(opts.output, [&](const fs::path& tmp) {
         for (const auto& s : write_shards(tmp, "train", train, opts.shard_tokens)) r.shards.push_back(s);
         for (const auto& s : write_shards(tmp, "val", val, opts.shard_tokens)) r.shards.push_back(s);
         tokenizer->save(tmp.string());
-        const nlohmann::json record = {
-            {"inputs", opts.inputs}, {"tokenizer", opts.tokenizer}, {"tokenizer_kind", r.tokenizer_kind},
-            {"vocab_size", r.vocab_size}, {"eot_id", eot ? nlohmann::json(*eot) : nlohmann::json(nullptr)},
-            {"val_fraction", opts.val_fraction}, {"split", r.split}, {"seed", opts.seed},
-            {"documents", {{"train", r.train_documents}, {"val", r.val_documents}}},
-            {"tokens", {{"train", r.train_tokens}, {"val", r.val_tokens}}}, {"shards", r.shards},
-            {"bytes", r.bytes}};
-        const std::string text = record.dump(2) + "\n";
-        const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
-        write_file_atomic((tmp / "prepare.json").string(), parts);
-        if (fs::exists(out)) {
-            const fs::path old = out.parent_path() / fmt::format(".{}.old-{}", out.filename().string(), ::getpid());
-            fs::rename(out, old);
-            fs::rename(tmp, out);
-            fs::remove_all(old);
-        } else {
-            fs::rename(tmp, out);
-        }
-    } catch (const fs::filesystem_error& e) {
-        fs::remove_all(tmp);
-        throw Error(fmt::format("{}: cannot write the output: {}", opts.output, e.code().message()),
-                    "check that the directory's parent exists and is writable, and free disk space");
-    } catch (...) {
-        fs::remove_all(tmp);
-        throw;
-    }
+        write_record(tmp, {{"task", "lm"}, {"inputs", opts.inputs}, {"tokenizer", opts.tokenizer},
+                           {"tokenizer_kind", r.tokenizer_kind}, {"vocab_size", r.vocab_size},
+                           {"eot_id", eot ? nlohmann::json(*eot) : nlohmann::json(nullptr)},
+                           {"val_fraction", opts.val_fraction}, {"split", r.split}, {"seed", opts.seed},
+                           {"documents", {{"train", r.train_documents}, {"val", r.val_documents}}},
+                           {"tokens", {{"train", r.train_tokens}, {"val", r.val_tokens}}},
+                           {"shards", r.shards}, {"bytes", r.bytes}});
+    });
     r.seconds = total.seconds();
     return r;
 }

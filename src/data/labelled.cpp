@@ -1,0 +1,177 @@
+#include "data/labelled.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/rng.h"
+#include "data/csv.h"
+#include "io/safetensors.h"
+#include "tokenizer/batch_encode.h"
+
+namespace lmforge {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+struct Example {
+    std::string text, label;
+    size_t line;
+};
+
+std::string label_string(const json& v, const std::string& where) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_integer() || v.is_boolean()) return v.dump();
+    throw InputError(fmt::format("{}: the label is neither a string nor an integer", where));
+}
+
+std::vector<Example> read_examples(const LabelledOptions& o) {
+    const MappedFile file(o.path);
+    const std::string_view text(reinterpret_cast<const char*>(file.bytes().data()), file.size());
+    std::vector<Example> out;
+    if (fs::path(o.path).extension() == ".csv") {
+        const auto rows = parse_csv(text, o.path);
+        if (rows.empty()) throw InputError(fmt::format("{}: empty CSV file", o.path));
+        const auto col = [&](const std::string& name) {
+            const auto it = std::find(rows[0].begin(), rows[0].end(), name);
+            if (it == rows[0].end()) {
+                throw InputError(fmt::format("{}: no column \"{}\" in the header", o.path, name),
+                                 "name the columns with --text-field and --label-field");
+            }
+            return static_cast<size_t>(it - rows[0].begin());
+        };
+        const size_t t = col(o.text_field), l = col(o.label_field);
+        for (size_t r = 1; r < rows.size(); r++) out.push_back({rows[r][t], rows[r][l], r + 1});
+    } else {
+        size_t line_no = 0;
+        for (size_t at = 0; at < text.size();) {
+            const size_t end = std::min(text.find('\n', at), text.size());
+            const std::string_view line = text.substr(at, end - at);
+            at = end + 1;
+            line_no++;
+            if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+            const std::string where = fmt::format("{}:{}", o.path, line_no);
+            json j;
+            try {
+                j = json::parse(line);
+            } catch (const json::parse_error& e) {
+                throw InputError(fmt::format("{}: not valid JSON (at byte {} of the line)", where, e.byte));
+            }
+            if (!j.is_object() || !j.contains(o.text_field) || !j[o.text_field].is_string() ||
+                !j.contains(o.label_field)) {
+                throw InputError(fmt::format("{}: needs a string \"{}\" and a \"{}\"", where, o.text_field, o.label_field),
+                                 "name the fields with --text-field and --label-field");
+            }
+            out.push_back({j[o.text_field].get<std::string>(), label_string(j[o.label_field], where), line_no});
+        }
+    }
+    if (out.empty()) throw InputError(fmt::format("{}: no examples", o.path));
+    return out;
+}
+
+void write_split(const LabelledSplit& s, const std::string& path) {
+    SafetensorsWriter w;
+    w.add("tokens", Dtype::I32, {s.size(), s.max_len}, s.tokens.data());
+    w.add("lengths", Dtype::I32, {s.size()}, s.lengths.data());
+    w.add("labels", Dtype::I32, {s.size()}, s.labels.data());
+    w.add("source", Dtype::I64, {s.size()}, s.source.data());
+    w.write(path);
+}
+
+LabelledSplit read_split(const std::string& path) {
+    const SafetensorsReader r(path);
+    LabelledSplit s;
+    const TensorInfo& t = r.info("tokens");
+    if (t.shape.size() != 2) throw InputError(fmt::format("{}: tokens is not two-dimensional", path));
+    s.max_len = t.shape[1];
+    s.tokens = r.read_i32("tokens");
+    s.lengths = r.read_i32("lengths");
+    s.labels = r.read_i32("labels");
+    const auto raw = r.raw("source");
+    s.source.resize(raw.size() / sizeof(int64_t));
+    std::memcpy(s.source.data(), raw.data(), raw.size());
+    return s;
+}
+
+}  // namespace
+
+LabelledData load_labelled(const LabelledOptions& o, const Tokenizer& tokenizer) {
+    if (o.max_len <= 0) throw InputError(fmt::format("--max-len {} must be positive", o.max_len));
+    if (!(o.val_fraction >= 0 && o.test_fraction >= 0 && o.val_fraction + o.test_fraction < 1)) {
+        throw InputError(fmt::format("validation {} and test {} fractions must be >= 0 and sum below 1",
+                                     o.val_fraction, o.test_fraction));
+    }
+    const std::vector<Example> examples = read_examples(o);
+    LabelledData d;
+    d.pad_id = tokenizer.eot_id().value_or(0);
+    std::map<std::string, int32_t> label_index;
+    for (const Example& e : examples) label_index.emplace(e.label, 0);
+    for (auto& [name, index] : label_index) {
+        index = static_cast<int32_t>(d.label_names.size());
+        d.label_names.push_back(name);
+    }
+    std::vector<std::string_view> texts;
+    for (const Example& e : examples) texts.emplace_back(e.text);
+    const std::vector<std::vector<TokenId>> ids = encode_batch(tokenizer, texts);
+
+    // A seeded permutation; test takes the first share, validation the next, train the rest.
+    const size_t n = examples.size();
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    Rng rng(o.seed);
+    for (size_t i = n; i > 1; i--) std::swap(order[i - 1], order[rng.below(i)]);
+    const auto n_test = static_cast<size_t>(std::llround(o.test_fraction * static_cast<double>(n)));
+    const auto n_val = static_cast<size_t>(std::llround(o.val_fraction * static_cast<double>(n)));
+    for (LabelledSplit* s : {&d.train, &d.val, &d.test}) s->max_len = o.max_len;
+    for (size_t k = 0; k < n; k++) {
+        const size_t i = order[k];
+        LabelledSplit& s = k < n_test ? d.test : k < n_test + n_val ? d.val : d.train;
+        if (ids[i].empty()) {
+            throw InputError(fmt::format("{}:{}: empty text", o.path, examples[i].line), "remove the example");
+        }
+        const auto len = static_cast<int64_t>(std::min<size_t>(ids[i].size(), static_cast<size_t>(o.max_len)));
+        d.truncated += static_cast<int64_t>(ids[i].size()) > o.max_len;
+        s.tokens.insert(s.tokens.end(), ids[i].begin(), ids[i].begin() + len);
+        s.tokens.insert(s.tokens.end(), static_cast<size_t>(o.max_len - len), d.pad_id);
+        s.lengths.push_back(static_cast<int32_t>(len));
+        s.labels.push_back(label_index.at(examples[i].label));
+        s.source.push_back(static_cast<int64_t>(i));
+    }
+    return d;
+}
+
+void save_labelled(const LabelledData& d, const std::string& dir) {
+    fs::create_directories(dir);
+    write_split(d.train, dir + "/train.safetensors");
+    write_split(d.val, dir + "/val.safetensors");
+    write_split(d.test, dir + "/test.safetensors");
+    const json labels = {{"labels", d.label_names}, {"pad_id", d.pad_id}, {"max_len", d.train.max_len}};
+    const std::string text = labels.dump(2) + "\n";
+    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
+    write_file_atomic(dir + "/labels.json", parts);
+}
+
+LabelledData load_labelled_dir(const std::string& dir) {
+    LabelledData d;
+    const MappedFile file(dir + "/labels.json");
+    const json labels = json::parse(reinterpret_cast<const char*>(file.bytes().data()),
+                                    reinterpret_cast<const char*>(file.bytes().data()) + file.size());
+    d.label_names = labels.at("labels").get<std::vector<std::string>>();
+    d.pad_id = labels.at("pad_id");
+    d.train = read_split(dir + "/train.safetensors");
+    d.val = read_split(dir + "/val.safetensors");
+    d.test = read_split(dir + "/test.safetensors");
+    return d;
+}
+
+}  // namespace lmforge

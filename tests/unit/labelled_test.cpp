@@ -1,0 +1,122 @@
+// data/csv and data/labelled: RFC 4180 parsing, and labelled examples tokenized, cut or
+// padded, split by seed, saved and loaded back.
+#include "data/labelled.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "data/csv.h"
+#include "tokenizer/char_tokenizer.h"
+
+namespace lmforge {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Csv, QuotesCommasLineBreaksAndCrlf) {
+    const auto rows = parse_csv("text,label\r\n\"a, b\",x\r\n\"say \"\"hi\"\"\nthen go\",y\nplain,z\n\n", "t.csv");
+    ASSERT_EQ(rows.size(), 4u);
+    EXPECT_EQ(rows[1], (std::vector<std::string>{"a, b", "x"}));
+    EXPECT_EQ(rows[2], (std::vector<std::string>{"say \"hi\"\nthen go", "y"}));
+    EXPECT_EQ(rows[3], (std::vector<std::string>{"plain", "z"}));
+    EXPECT_EQ(parse_csv("a,b\n1,2", "t.csv").size(), 2u);  // no final line break
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+TEST(Csv, ErrorsNameTheLine) {
+    EXPECT_NE(error_of([] { parse_csv("a,b\n1,2\n3\n", "t.csv"); }).find("t.csv:3: 1 fields, but the header has 2"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { parse_csv("a,b\n1,\"2\n", "t.csv"); }).find("t.csv:2: a quoted field is never closed"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { parse_csv("a,b\n1,x\"y\n", "t.csv"); }).find("t.csv:2: a quote in the middle"),
+              std::string::npos);
+}
+
+class Labelled : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("lmforge_lab_" + std::to_string(::getpid()) + "_" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string write(const std::string& name, const std::string& text) {
+        std::ofstream(dir_ / name, std::ios::binary) << text;
+        return (dir_ / name).string();
+    }
+    fs::path dir_;
+    CharTokenizer chars_ = CharTokenizer::from_texts({"abcdefghijklmnopqrstuvwxyz 0123456789,"});
+};
+
+TEST_F(Labelled, SplitsCutsPadsAndRoundTrips) {
+    std::string jsonl;
+    for (int i = 0; i < 100; i++) {
+        jsonl += "{\"text\": \"" + std::string(1 + i % 12, static_cast<char>('a' + i % 26)) + "\", \"label\": " +
+                 (i % 3 == 0 ? "\"spam\"" : "\"ham\"") + "}\n";
+    }
+    const std::string path = write("x.jsonl", jsonl);
+    const LabelledOptions o{path, "text", "label", 8, 0.2, 0.1, 7};
+    const LabelledData d = load_labelled(o, chars_);
+    EXPECT_EQ(d.label_names, (std::vector<std::string>{"ham", "spam"}));
+    EXPECT_EQ(d.test.size(), 10);
+    EXPECT_EQ(d.val.size(), 20);
+    EXPECT_EQ(d.train.size(), 70);
+    int64_t cut = 0;
+    for (int i = 0; i < 100; i++) cut += (1 + i % 12) > 8;
+    EXPECT_EQ(d.truncated, cut);
+    for (const LabelledSplit* s : {&d.train, &d.val, &d.test}) {
+        for (int64_t k = 0; k < s->size(); k++) {
+            const int64_t i = s->source[k];
+            const int64_t want_len = std::min<int64_t>(1 + i % 12, 8);
+            ASSERT_EQ(s->lengths[k], want_len);
+            ASSERT_EQ(s->labels[k], i % 3 == 0 ? 1 : 0);
+            for (int64_t t = want_len; t < 8; t++) ASSERT_EQ(s->tokens[k * 8 + t], d.pad_id);
+        }
+    }
+    // The same seed, the same split; the split covers every example once.
+    const LabelledData again = load_labelled(o, chars_);
+    EXPECT_EQ(again.test.source, d.test.source);
+    std::vector<int64_t> all = d.train.source;
+    all.insert(all.end(), d.val.source.begin(), d.val.source.end());
+    all.insert(all.end(), d.test.source.begin(), d.test.source.end());
+    std::sort(all.begin(), all.end());
+    for (int64_t i = 0; i < 100; i++) ASSERT_EQ(all[i], i);
+    save_labelled(d, (dir_ / "out").string());
+    const LabelledData loaded = load_labelled_dir((dir_ / "out").string());
+    EXPECT_EQ(loaded.train.tokens, d.train.tokens);
+    EXPECT_EQ(loaded.test.source, d.test.source);
+    EXPECT_EQ(loaded.label_names, d.label_names);
+}
+
+TEST_F(Labelled, CsvWithIntegerLabels) {
+    const std::string path = write("x.csv", "label,text\n1,\"ab, cd\"\n0,ef\n1,gh\n");
+    const LabelledData d = load_labelled({path, "text", "label", 4, 0, 0, 1}, chars_);
+    EXPECT_EQ(d.label_names, (std::vector<std::string>{"0", "1"}));
+    EXPECT_EQ(d.train.size(), 3);
+}
+
+TEST_F(Labelled, BadExamplesAreNamedByLine) {
+    const std::string p1 = write("a.jsonl", "{\"text\": \"ab\", \"label\": 1}\n{\"text\": \"cd\"}\n");
+    EXPECT_NE(error_of([&] { load_labelled({p1}, chars_); }).find(p1 + ":2: needs a string \"text\" and a \"label\""),
+              std::string::npos);
+    const std::string p2 = write("b.jsonl", "{\"text\": \"ab\", \"label\": 1}\n{oops\n");
+    EXPECT_NE(error_of([&] { load_labelled({p2}, chars_); }).find(p2 + ":2: not valid JSON"), std::string::npos);
+    const std::string p3 = write("c.csv", "body,label\nab,1\n");
+    EXPECT_NE(error_of([&] { load_labelled({p3}, chars_); }).find("no column \"text\""), std::string::npos);
+    const std::string p4 = write("d.jsonl", "{\"text\": \"\", \"label\": 1}\n");
+    EXPECT_NE(error_of([&] { load_labelled({p4}, chars_); }).find(":1: empty text"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lmforge

@@ -10,5 +10,6 @@ void add_bench_command(CLI::App& app);
 void add_data_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_prepare_command(CLI::App& app);
+void add_tokenizer_command(CLI::App& app);
 
 }  // namespace lmforge::cli

@@ -99,4 +99,31 @@ void write_file_atomic(const std::string& path,
     }
 }
 
+void publish_directory(const std::string& dir, const std::function<void(const std::string& tmp)>& write) {
+    namespace fs = std::filesystem;
+    const fs::path out(dir);
+    const std::string name = out.filename().string();
+    const fs::path tmp = out.parent_path() / fmt::format(".{}.tmp-{}", name, ::getpid());
+    try {
+        fs::remove_all(tmp);
+        fs::create_directories(tmp);
+        write(tmp.string());
+        if (fs::exists(out)) {
+            const fs::path old = out.parent_path() / fmt::format(".{}.old-{}", name, ::getpid());
+            fs::rename(out, old);
+            fs::rename(tmp, out);
+            fs::remove_all(old);
+        } else {
+            fs::rename(tmp, out);
+        }
+    } catch (const fs::filesystem_error& e) {
+        fs::remove_all(tmp);
+        throw Error(fmt::format("{}: cannot write: {}", dir, e.code().message()),
+                    "check that its parent is writable and that the disk has room");
+    } catch (...) {
+        fs::remove_all(tmp);
+        throw;
+    }
+}
+
 }  // namespace lmforge

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,5 +35,11 @@ private:
 // Writes `parts` one after another to path.tmp, fsyncs, renames over path and fsyncs the
 // directory. On failure removes the temporary file and throws Error naming the path.
 void write_file_atomic(const std::string& path, std::span<const std::span<const std::byte>> parts);
+
+// Writes a whole directory atomically: write(tmp) fills a fresh sibling of `dir`, which then
+// replaces `dir` (an existing one is moved aside first and removed after). Readers see the
+// old directory or the new one, never a part. On failure the sibling is removed and the
+// exception goes on (filesystem errors become Error naming `dir`).
+void publish_directory(const std::string& dir, const std::function<void(const std::string& tmp)>& write);
 
 }  // namespace lmforge

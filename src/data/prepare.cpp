@@ -1,7 +1,6 @@
 #include "data/prepare.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -53,34 +52,6 @@ std::vector<std::string> write_shards(const fs::path& dir, const std::string& sp
     return names;
 }
 
-// Runs write(tmp) on a fresh sibling directory of `output`, then renames it into place
-// (replacing an old output atomically): readers see the old directory or the new, whole.
-template <class Write>
-void publish_directory(const std::string& output, Write&& write) {
-    const fs::path out(output);
-    const fs::path tmp = out.parent_path() / fmt::format(".{}.tmp-{}", out.filename().string(), ::getpid());
-    try {
-        fs::remove_all(tmp);
-        fs::create_directories(tmp);
-        write(tmp);
-        if (fs::exists(out)) {
-            const fs::path old = out.parent_path() / fmt::format(".{}.old-{}", out.filename().string(), ::getpid());
-            fs::rename(out, old);
-            fs::rename(tmp, out);
-            fs::remove_all(old);
-        } else {
-            fs::rename(tmp, out);
-        }
-    } catch (const fs::filesystem_error& e) {
-        fs::remove_all(tmp);
-        throw Error(fmt::format("{}: cannot write the output: {}", output, e.code().message()),
-                    "check that the directory's parent exists and is writable, and free disk space");
-    } catch (...) {
-        fs::remove_all(tmp);
-        throw;
-    }
-}
-
 void write_record(const fs::path& dir, const nlohmann::json& record) {
     const std::string text = record.dump(2) + "\n";
     const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
@@ -128,9 +99,9 @@ PrepareReport prepare_labelled(const PrepareOptions& opts) {
     r.vocab_size = tokenizer->vocab_size();
     r.tokenizer_kind = tokenizer->kind();
     r.split = "examples";
-    publish_directory(opts.output, [&](const fs::path& tmp) {
-        save_labelled(data, tmp.string());
-        tokenizer->save(tmp.string());
+    publish_directory(opts.output, [&](const std::string& tmp) {
+        save_labelled(data, tmp);
+        tokenizer->save(tmp);
         write_record(tmp, {{"task", "classify"}, {"inputs", opts.inputs}, {"tokenizer", opts.tokenizer},
                            {"tokenizer_kind", r.tokenizer_kind}, {"vocab_size", r.vocab_size},
                            {"labels", r.labels}, {"max_len", opts.max_len}, {"seed", opts.seed},
@@ -201,10 +172,10 @@ PrepareReport prepare(const PrepareOptions& opts) {
     r.train_tokens = static_cast<int64_t>(train.size());
     r.val_tokens = static_cast<int64_t>(val.size());
 
-    publish_directory(opts.output, [&](const fs::path& tmp) {
+    publish_directory(opts.output, [&](const std::string& tmp) {
         for (const auto& s : write_shards(tmp, "train", train, opts.shard_tokens)) r.shards.push_back(s);
         for (const auto& s : write_shards(tmp, "val", val, opts.shard_tokens)) r.shards.push_back(s);
-        tokenizer->save(tmp.string());
+        tokenizer->save(tmp);
         write_record(tmp, {{"task", "lm"}, {"inputs", opts.inputs}, {"tokenizer", opts.tokenizer},
                            {"tokenizer_kind", r.tokenizer_kind}, {"vocab_size", r.vocab_size},
                            {"eot_id", eot ? nlohmann::json(*eot) : nlohmann::json(nullptr)},

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -191,27 +190,15 @@ std::string ensure_dataset(const Recipe& r, const std::string& home) {
                     "the package's contents differ from the pinned version");
     }
 
-    // Unpack aside, then rename into place: readers never see half a dataset.
+    // Unpacked aside, then renamed into place (over a damaged earlier copy, if any).
     fs::create_directories(home);
-    const fs::path tmp = fs::path(home) / fmt::format(".{}.tmp-{}", r.name, ::getpid());
-    fs::remove_all(tmp);
-    fs::create_directories(tmp);
-    try {
+    publish_directory(dir.string(), [&](const std::string& tmp) {
         for (const OutFile& f : files) {
             const std::span<const std::byte> parts[] = {f.bytes};
-            write_file_atomic((tmp / f.path).string(), parts);
+            write_file_atomic(tmp + "/" + f.path, parts);
         }
         write_manifest(tmp, r, sums, sizes);
-        fs::remove_all(dir);  // a damaged earlier copy, if any
-        fs::rename(tmp, dir);
-    } catch (const fs::filesystem_error& e) {
-        fs::remove_all(tmp);
-        throw Error(fmt::format("{}: cannot write the dataset: {}", dir.string(), e.code().message()),
-                    "check free disk space and that the data home is writable");
-    } catch (...) {
-        fs::remove_all(tmp);
-        throw;
-    }
+    });
     uint64_t total = 0;
     for (const auto& [p, n] : sizes) total += n;
     log::info("data: {} ready in {} ({} files, {:.1f} MB)", r.name, dir.string(), files.size(), total / 1e6);

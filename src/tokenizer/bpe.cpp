@@ -237,6 +237,10 @@ void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& ou
         out.push_back(whole);
         return;
     }
+    encode_piece_by_merges(piece, out);
+}
+
+void BpeTokenizer::encode_piece_by_merges(std::string_view piece, std::vector<TokenId>& out) const {
     if (piece.size() <= 64) {
         merge_small(piece, out);
     } else {

@@ -32,8 +32,13 @@ public:
     std::vector<size_t> safe_cuts(std::string_view text, size_t every) const override;
     void save(const std::string& dir) const override;  // encoder.json + vocab.bpe
 
-    // The BPE of one pre-tokenized piece, appended to out.
+    // The BPE of one pre-tokenized piece, appended to out. A piece that is itself a token is
+    // looked up whole (as tiktoken does), which equals merging for consistent vocabularies:
+    // those where merging a token's own bytes gives back the token, as merge-built ones do.
     void encode_piece(std::string_view piece, std::vector<TokenId>& out) const;
+    // The same by merging alone, without the whole-piece lookup: to check consistency.
+    void encode_piece_by_merges(std::string_view piece, std::vector<TokenId>& out) const;
+    const std::vector<std::pair<TokenId, TokenId>>& merges() const { return merges_; }
 
 private:
     void merge_small(std::string_view piece, std::vector<TokenId>& out) const;

@@ -12,6 +12,7 @@
 #include "data/data_home.h"
 #include "data/recipes.h"
 #include "tokenizer/batch_encode.h"
+#include "tokenizer/bpe.h"
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge {
@@ -115,6 +116,19 @@ INSTANTIATE_TEST_SUITE_P(Corpora, Gpt2Corpus, ::testing::Values("moby-dick", "so
                              std::replace(n.begin(), n.end(), '-', '_');
                              return n;
                          });
+
+TEST_F(Gpt2Tokenizer, VocabularyIsConsistentSoWholePieceLookupEqualsMerging) {
+    // tiktoken (and encode_piece) look a piece up whole before merging; that is exact only if
+    // merging each token's own bytes gives back the token. Check all 50,000 merged tokens.
+    const auto& bpe = dynamic_cast<const BpeTokenizer&>(*tokenizer_);
+    size_t bad = 0;
+    for (TokenId t = 256; t < 50256; t++) {
+        std::vector<TokenId> ids;
+        bpe.encode_piece_by_merges(bpe.decode(std::span(&t, 1)), ids);
+        if (ids != std::vector<TokenId>{t} && bad++ < 5) ADD_FAILURE() << "token " << t << " is not its own BPE";
+    }
+    EXPECT_EQ(bad, 0u);
+}
 
 TEST_F(Gpt2Tokenizer, ParallelPartsOfALongDocumentEncodeAsTheWhole) {
     const std::string book = documents("moby-dick")[0];

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "data/data_home.h"
 #include "data/recipes.h"
+#include "data/shard_check.h"
 
 namespace lmforge::cli {
 
@@ -29,6 +30,25 @@ void add_data_command(CLI::App& app) {
         for (const std::string& name : get->names) {
             fmt::print("{}\n", ensure_dataset(find_recipe(name), home));
         }
+    });
+
+    struct CheckFlags {
+        std::string dir;
+        int64_t vocab_size = 0;
+    };
+    auto check = std::make_shared<CheckFlags>();
+    CLI::App* check_cmd = data->add_subcommand(
+        "check", "Check a directory of shards: headers, sizes, and every token against the vocabulary");
+    check_cmd->add_option("dir", check->dir, "Directory of shards (from lmforge prepare)")->required();
+    check_cmd->add_option("--vocab-size", check->vocab_size,
+                          "Vocabulary to check tokens against (default: from prepare.json)");
+    check_cmd->callback([check] {
+        const DataCheck c = check_shards(check->dir, check->vocab_size);
+        for (const auto& [split, tokens] : c.split_tokens) {
+            fmt::print("{:<6} {:>12} tokens in {} shards\n", split, tokens, c.split_shards.at(split));
+        }
+        fmt::print("all {} shards intact{}\n", c.shards,
+                   c.vocab_size > 0 ? fmt::format(", every token below {}", c.vocab_size) : "");
     });
 
     auto list_dir = std::make_shared<std::string>();

@@ -1,48 +1,16 @@
 // Bad input to the lmforge program: one line on stderr naming the field and the value, exit
 // status 2, no crash and no stack trace.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "cli_util.h"
 
 namespace {
 
-struct Outcome {
-    int status;
-    std::string out, err;
-};
-
-Outcome run_lmforge(const std::string& args) {
-    const auto dir = std::filesystem::temp_directory_path();
-    // ctest runs cases as parallel processes: the pid keeps their files apart.
-    const std::string tag = std::to_string(::getpid());
-    const std::string out = (dir / ("lmforge_cli_out_" + tag)).string();
-    const std::string err = (dir / ("lmforge_cli_err_" + tag)).string();
-    const std::string cmd = std::string(LMFORGE_BINARY) + " " + args + " >" + out + " 2>" + err;
-    const int raw = std::system(cmd.c_str());
-    const auto slurp = [](const std::string& p) {
-        std::ifstream in(p);
-        std::stringstream s;
-        s << in.rdbuf();
-        return s.str();
-    };
-    Outcome o{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
-    std::filesystem::remove(out);
-    std::filesystem::remove(err);
-    return o;
-}
-
-int count_lines(const std::string& s) {
-    int n = 0;
-    for (char c : s) n += c == '\n';
-    return n;
-}
+using lmforge::test::count_lines;
+using lmforge::test::Outcome;
+using lmforge::test::run_lmforge;
 
 struct BadInput {
     const char* name;

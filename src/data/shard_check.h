@@ -1,0 +1,20 @@
+// Checking a directory of shards the way training will read them: every shard's header and
+// size, and every token against the vocabulary (from prepare.json unless given).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace lmforge {
+
+struct DataCheck {
+    int64_t shards = 0;
+    int64_t vocab_size = 0;  // 0: unknown, tokens not checked
+    std::map<std::string, int64_t> split_tokens, split_shards;  // by split ("train", "val")
+};
+
+// InputError naming the first shard that is damaged or holds a token outside the vocabulary.
+DataCheck check_shards(const std::string& dir, int64_t vocab_size = 0);
+
+}  // namespace lmforge

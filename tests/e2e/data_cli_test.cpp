@@ -1,0 +1,141 @@
+// lmforge prepare, tokenize and data on real files: shards that decode back to the inputs,
+// and bad input (missing or empty files, broken JSON lines, vocabulary files that do not
+// parse, damaged shards, tokens outside the vocabulary) each refused with one line naming
+// the file (and line or offset), exit status 2, nothing half-written left behind.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli_util.h"
+#include "data/shard.h"
+#include "tokenizer/tokenizer_io.h"
+
+namespace lmforge {
+namespace {
+
+namespace fs = std::filesystem;
+using test::count_lines;
+using test::Outcome;
+using test::run_lmforge;
+
+class DataCli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("lmforge_datacli_" + std::to_string(::getpid()) + "_" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string path(const std::string& name) const { return (dir_ / name).string(); }
+    std::string write(const std::string& name, const std::string& text) {
+        fs::create_directories((dir_ / name).parent_path());
+        std::ofstream(dir_ / name, std::ios::binary) << text;
+        return path(name);
+    }
+    // Expects one error line containing `want`, exit status 2, and no output or leftovers.
+    void expect_refused(const std::string& args, const std::string& want) {
+        const Outcome o = run_lmforge(args);
+        EXPECT_EQ(o.status, 2) << args << "\n" << o.err;
+        EXPECT_EQ(count_lines(o.err), 1) << args << "\n" << o.err;
+        EXPECT_NE(o.err.find(want), std::string::npos) << args << "\n" << o.err;
+        EXPECT_FALSE(fs::exists(path("out"))) << "half-written output after: " << args;
+        for (const auto& e : fs::directory_iterator(dir_)) {
+            EXPECT_EQ(e.path().filename().string().find(".out.tmp"), std::string::npos) << "left behind: " << e.path();
+        }
+    }
+    fs::path dir_;
+};
+
+TEST_F(DataCli, PreparedShardsDecodeBackToTheDocuments) {
+    const std::vector<std::string> docs = {"First document.\n", "Second, with \u00e9\u00e8 and \U0001F600.",
+                                           "third\tone  \r\n", "fourth"};
+    for (size_t i = 0; i < docs.size(); i++) write("in/doc" + std::to_string(i) + ".txt", docs[i]);
+    write("in/.hidden", "not a document");
+    const Outcome o = run_lmforge("prepare --tokenizer char --val-fraction 0.25 --input " + path("in") +
+                                  " --output " + path("out"));
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_NE(o.out.find("4 documents from 4 files"), std::string::npos) << o.out;
+    const auto tokenizer = load_tokenizer(path("out"), "");
+    std::string all;
+    for (const char* split : {"train", "val"}) {
+        const Shard s(path(std::string("out/") + split + "_000000.bin"));
+        const std::vector<TokenId> ids(s.tokens().begin(), s.tokens().end());
+        all += tokenizer->decode(ids);
+    }
+    // Every document once, each after an <|endoftext|>, the split deciding only the order.
+    for (const std::string& d : docs) {
+        EXPECT_NE(all.find("<|endoftext|>" + d), std::string::npos) << d;
+    }
+    EXPECT_EQ(all.size(), docs[0].size() + docs[1].size() + docs[2].size() + docs[3].size() + 4 * 13);
+    EXPECT_EQ(run_lmforge("data check " + path("out")).status, 0);
+}
+
+TEST_F(DataCli, BadInputFilesAreNamed) {
+    const std::string good = write("good.txt", "hello");
+    expect_refused("prepare --tokenizer char --input " + path("missing.txt") + " --output " + path("out"),
+                   path("missing.txt") + ": no such file or directory");
+    expect_refused("prepare --tokenizer char --input " + write("empty.txt", "") + " --output " + path("out"),
+                   path("empty.txt") + ": empty file");
+    expect_refused("prepare --tokenizer char --input " + write("a.jsonl", "{\"text\": \"a\"}\n\n{\"text\": oops}\n") +
+                       " --output " + path("out"),
+                   path("a.jsonl") + ":3: not valid JSON");
+    expect_refused("prepare --tokenizer char --input " + write("b.jsonl", "{\"text\": \"a\"}\n{\"body\": \"b\"}\n") +
+                       " --output " + path("out"),
+                   path("b.jsonl") + ":2: no string field \"text\"");
+    expect_refused("prepare --tokenizer char --input " + write("c.csv", "text,label\n\"x,0\n") +
+                       " --label-field label --output " + path("out"),
+                   path("c.csv") + ":2: a quoted field is never closed");
+    fs::create_directories(path("exists"));
+    const Outcome o = run_lmforge("prepare --tokenizer char --input " + good + " --output " + path("exists"));
+    EXPECT_EQ(o.status, 2);
+    EXPECT_NE(o.err.find("already exists"), std::string::npos) << o.err;
+}
+
+TEST_F(DataCli, VocabularyFilesThatDoNotParseAreNamed) {
+    const std::string good = write("good.txt", "hello");
+    write("tok1/encoder.json", "{\"a\": 0,");
+    write("tok1/vocab.bpe", "#version: 0.2\n");
+    expect_refused("prepare --tokenizer " + path("tok1") + " --input " + good + " --output " + path("out"),
+                   path("tok1/encoder.json") + ": not valid JSON");
+    write("tok2/tokenizer.json", "{\"model\": {\"type\": \"Unigram\"}}");
+    expect_refused("prepare --tokenizer " + path("tok2") + " --input " + good + " --output " + path("out"),
+                   path("tok2/tokenizer.json") + ": not a BPE tokenizer.json");
+    expect_refused("tokenize --tokenizer " + path("nope") + " < " + good, "unknown tokenizer '" + path("nope"));
+}
+
+TEST_F(DataCli, DamagedShardsAndForeignTokensAreNamed) {
+    const Outcome made = run_lmforge("prepare --tokenizer char --val-fraction 0 --input " +
+                                     write("t.txt", "some text for shards") + " --output " + path("shards"));
+    ASSERT_EQ(made.status, 0) << made.err;
+    const std::string shard = path("shards/train_000000.bin");
+    const std::string bytes = test::slurp(shard);
+    const auto damage = [&](const std::string& b) { std::ofstream(shard, std::ios::binary) << b; };
+    std::string b = bytes;
+    b[0] = 'X';
+    damage(b);
+    expect_refused("data check " + path("shards"), shard + ": bad magic");
+    b = bytes;
+    b[4] = 9;
+    damage(b);
+    expect_refused("data check " + path("shards"), shard + ": version 9 is not supported");
+    damage(bytes.substr(0, bytes.size() - 5));
+    expect_refused("data check " + path("shards"), shard + ": the header says");
+    damage(bytes);
+    expect_refused("data check --vocab-size 5 " + path("shards"), "outside the vocabulary [0, 5)");
+    expect_refused("data check " + path("nowhere"), path("nowhere") + ": no such data directory");
+}
+
+TEST_F(DataCli, TokenizeDecodeRefusesWhatIsNotAnId) {
+    ASSERT_EQ(run_lmforge("prepare --tokenizer char --val-fraction 0 --input " + write("t.txt", "abc") +
+                          " --output " + path("tok")).status, 0);
+    expect_refused("tokenize --decode --tokenizer " + path("tok") + " < " + write("ids1.txt", "0 1 abc"),
+                   "word 3 ('abc') is not a token id");
+    expect_refused("tokenize --decode --tokenizer " + path("tok") + " < " + write("ids2.txt", "0 77"),
+                   "token id 77 is outside the vocabulary [0, 4)");
+    const Outcome o = run_lmforge("tokenize --tokenizer " + path("tok") + " < " + write("in.txt", "cab"));
+    EXPECT_EQ(o.out, "2 0 1\n");
+}
+
+}  // namespace
+}  // namespace lmforge

@@ -6,10 +6,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "core/rng.h"
 
 namespace lmforge::test {
@@ -68,6 +70,17 @@ double max_abs(std::span<const T_> x) {
     double m = 0.0;
     for (const T_& v : x) m = std::max(m, std::abs(static_cast<double>(v)));
     return m;
+}
+
+// The message of the InputError that f throws, or "no error".
+template <class F>
+std::string input_error_of(F&& f) {
+    try {
+        f();
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "no error";
 }
 
 }  // namespace lmforge::test

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "data/data_home.h"
+#include "data/jsonl.h"
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge::cli {
@@ -66,22 +67,6 @@ void print_ids(const std::vector<TokenId>& ids) {
     std::fwrite(out.data(), 1, out.size(), stdout);
 }
 
-// The string `field` of the JSON object on a line of standard input.
-std::string jsonl_text(std::string_view line, const std::string& field, size_t line_no) {
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw InputError(fmt::format("standard input:{}: not valid JSON (byte {})", line_no, e.byte),
-                         "--jsonl-field reads one JSON object per line");
-    }
-    if (!j.is_object() || !j.contains(field) || !j[field].is_string()) {
-        throw InputError(fmt::format("standard input:{}: no string field \"{}\"", line_no, field),
-                         "name the field that holds the text with --jsonl-field");
-    }
-    return j[field].get<std::string>();
-}
-
 void run(const TokenizeFlags& f) {
     const auto tokenizer = load_tokenizer(f.tokenizer, data_home(f.dir));
     const std::string input = read_stdin();
@@ -97,15 +82,9 @@ void run(const TokenizeFlags& f) {
         print_ids(encode(input));
         return;
     }
-    size_t line_no = 0;
-    for (size_t at = 0; at < input.size();) {
-        const size_t end = std::min(input.find('\n', at), input.size());
-        const std::string_view line(input.data() + at, end - at);
-        at = end + 1;
-        line_no++;
-        if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-        print_ids(encode(jsonl_text(line, f.jsonl_field, line_no)));
-    }
+    for_each_jsonl(input, "standard input", [&](const nlohmann::json& j, size_t line) {
+        print_ids(encode(jsonl_string(j, f.jsonl_field, "standard input", line)));
+    });
 }
 
 }  // namespace

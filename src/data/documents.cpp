@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "data/jsonl.h"
 
 namespace lmforge {
 
@@ -18,29 +18,13 @@ bool is_jsonl(const fs::path& p) { return p.extension() == ".jsonl" || p.extensi
 
 void read_jsonl(const std::string& path, const MappedFile& file, const std::string& field, DocumentSet& set) {
     const std::string_view text(reinterpret_cast<const char*>(file.bytes().data()), file.size());
-    size_t line_no = 0, found = 0;
-    for (size_t at = 0; at < text.size();) {
-        const size_t end = std::min(text.find('\n', at), text.size());
-        const std::string_view line = text.substr(at, end - at);
-        at = end + 1;
-        line_no++;
-        if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-        nlohmann::json j;
-        try {
-            j = nlohmann::json::parse(line);
-        } catch (const nlohmann::json::parse_error& e) {
-            throw InputError(fmt::format("{}:{}: not valid JSON (at byte {} of the line)", path, line_no, e.byte),
-                             "each line of a .jsonl file must be one JSON object");
-        }
-        if (!j.is_object() || !j.contains(field) || !j[field].is_string()) {
-            throw InputError(fmt::format("{}:{}: no string field \"{}\"", path, line_no, field),
-                             "name the field that holds the text with --jsonl-field");
-        }
-        set.owned.push_back(j[field].get<std::string>());
+    size_t found = 0;
+    for_each_jsonl(text, path, [&](const nlohmann::json& j, size_t line) {
+        set.owned.push_back(jsonl_string(j, field, path, line));
         set.docs.emplace_back(set.owned.back());
         set.bytes += set.owned.back().size();
         found++;
-    }
+    });
     if (found == 0) throw InputError(fmt::format("{}: no documents (empty .jsonl file)", path), "check the input");
 }
 

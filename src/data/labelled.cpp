@@ -14,6 +14,7 @@
 #include "core/file_io.h"
 #include "core/rng.h"
 #include "data/csv.h"
+#include "data/jsonl.h"
 #include "io/safetensors.h"
 #include "tokenizer/batch_encode.h"
 
@@ -53,27 +54,14 @@ std::vector<Example> read_examples(const LabelledOptions& o) {
         const size_t t = col(o.text_field), l = col(o.label_field);
         for (size_t r = 1; r < rows.size(); r++) out.push_back({rows[r][t], rows[r][l], r + 1});
     } else {
-        size_t line_no = 0;
-        for (size_t at = 0; at < text.size();) {
-            const size_t end = std::min(text.find('\n', at), text.size());
-            const std::string_view line = text.substr(at, end - at);
-            at = end + 1;
-            line_no++;
-            if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-            const std::string where = fmt::format("{}:{}", o.path, line_no);
-            json j;
-            try {
-                j = json::parse(line);
-            } catch (const json::parse_error& e) {
-                throw InputError(fmt::format("{}: not valid JSON (at byte {} of the line)", where, e.byte));
-            }
-            if (!j.is_object() || !j.contains(o.text_field) || !j[o.text_field].is_string() ||
-                !j.contains(o.label_field)) {
+        for_each_jsonl(text, o.path, [&](const json& j, size_t line) {
+            const std::string where = fmt::format("{}:{}", o.path, line);
+            if (!j.contains(o.label_field)) {
                 throw InputError(fmt::format("{}: needs a string \"{}\" and a \"{}\"", where, o.text_field, o.label_field),
                                  "name the fields with --text-field and --label-field");
             }
-            out.push_back({j[o.text_field].get<std::string>(), label_string(j[o.label_field], where), line_no});
-        }
+            out.push_back({jsonl_string(j, o.text_field, o.path, line), label_string(j[o.label_field], where), line});
+        });
     }
     if (out.empty()) throw InputError(fmt::format("{}: no examples", o.path));
     return out;

@@ -9,6 +9,7 @@
 
 #include "cli_util.h"
 #include "data/shard.h"
+#include "temp_dir.h"
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge {
@@ -19,20 +20,8 @@ using test::count_lines;
 using test::Outcome;
 using test::run_lmforge;
 
-class DataCli : public ::testing::Test {
+class DataCli : public test::TempDirTest {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("lmforge_datacli_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string path(const std::string& name) const { return (dir_ / name).string(); }
-    std::string write(const std::string& name, const std::string& text) {
-        fs::create_directories((dir_ / name).parent_path());
-        std::ofstream(dir_ / name, std::ios::binary) << text;
-        return path(name);
-    }
     // Expects one error line containing `want`, exit status 2, and no output or leftovers.
     void expect_refused(const std::string& args, const std::string& want) {
         const Outcome o = run_lmforge(args);
@@ -44,7 +33,6 @@ protected:
             EXPECT_EQ(e.path().filename().string().find(".out.tmp"), std::string::npos) << "left behind: " << e.path();
         }
     }
-    fs::path dir_;
 };
 
 TEST_F(DataCli, PreparedShardsDecodeBackToTheDocuments) {

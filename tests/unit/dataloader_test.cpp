@@ -10,18 +10,17 @@
 
 #include "core/error.h"
 #include "data/shard.h"
+#include "temp_dir.h"
 
 namespace lmforge {
 namespace {
 
 namespace fs = std::filesystem;
 
-class DataLoaderTest : public ::testing::Test {
+class DataLoaderTest : public test::TempDirTest {
 protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("lmforge_dl_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::create_directories(dir_);
+        TempDirTest::SetUp();
         // Three shards of uneven sizes; token value = global position.
         uint16_t next = 0;
         for (const int n : {1000, 1501, 777}) {
@@ -31,7 +30,6 @@ protected:
             sizes_.push_back(n);
         }
     }
-    void TearDown() override { fs::remove_all(dir_); }
     static std::string fmt_name(const std::string& split, int i) {
         char buf[64];
         std::snprintf(buf, sizeof(buf), "%s_%06d.bin", split.c_str(), i);
@@ -56,7 +54,6 @@ protected:
         }
         return starts;
     }
-    fs::path dir_;
     int shards_ = 0;
     std::vector<int> sizes_;
 };

@@ -9,6 +9,8 @@
 
 #include "core/error.h"
 #include "data/csv.h"
+#include "temp_dir.h"
+#include "test_util.h"
 #include "tokenizer/char_tokenizer.h"
 
 namespace lmforge {
@@ -25,37 +27,18 @@ TEST(Csv, QuotesCommasLineBreaksAndCrlf) {
     EXPECT_EQ(parse_csv("a,b\n1,2", "t.csv").size(), 2u);  // no final line break
 }
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "no error";
-}
 
 TEST(Csv, ErrorsNameTheLine) {
-    EXPECT_NE(error_of([] { parse_csv("a,b\n1,2\n3\n", "t.csv"); }).find("t.csv:3: 1 fields, but the header has 2"),
+    EXPECT_NE(test::input_error_of([] { parse_csv("a,b\n1,2\n3\n", "t.csv"); }).find("t.csv:3: 1 fields, but the header has 2"),
               std::string::npos);
-    EXPECT_NE(error_of([] { parse_csv("a,b\n1,\"2\n", "t.csv"); }).find("t.csv:2: a quoted field is never closed"),
+    EXPECT_NE(test::input_error_of([] { parse_csv("a,b\n1,\"2\n", "t.csv"); }).find("t.csv:2: a quoted field is never closed"),
               std::string::npos);
-    EXPECT_NE(error_of([] { parse_csv("a,b\n1,x\"y\n", "t.csv"); }).find("t.csv:2: a quote in the middle"),
+    EXPECT_NE(test::input_error_of([] { parse_csv("a,b\n1,x\"y\n", "t.csv"); }).find("t.csv:2: a quote in the middle"),
               std::string::npos);
 }
 
-class Labelled : public ::testing::Test {
+class Labelled : public test::TempDirTest {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("lmforge_lab_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string write(const std::string& name, const std::string& text) {
-        std::ofstream(dir_ / name, std::ios::binary) << text;
-        return (dir_ / name).string();
-    }
-    fs::path dir_;
     CharTokenizer chars_ = CharTokenizer::from_texts({"abcdefghijklmnopqrstuvwxyz 0123456789,"});
 };
 
@@ -108,14 +91,14 @@ TEST_F(Labelled, CsvWithIntegerLabels) {
 
 TEST_F(Labelled, BadExamplesAreNamedByLine) {
     const std::string p1 = write("a.jsonl", "{\"text\": \"ab\", \"label\": 1}\n{\"text\": \"cd\"}\n");
-    EXPECT_NE(error_of([&] { load_labelled({p1}, chars_); }).find(p1 + ":2: needs a string \"text\" and a \"label\""),
+    EXPECT_NE(test::input_error_of([&] { load_labelled({p1}, chars_); }).find(p1 + ":2: needs a string \"text\" and a \"label\""),
               std::string::npos);
     const std::string p2 = write("b.jsonl", "{\"text\": \"ab\", \"label\": 1}\n{oops\n");
-    EXPECT_NE(error_of([&] { load_labelled({p2}, chars_); }).find(p2 + ":2: not valid JSON"), std::string::npos);
+    EXPECT_NE(test::input_error_of([&] { load_labelled({p2}, chars_); }).find(p2 + ":2: not valid JSON"), std::string::npos);
     const std::string p3 = write("c.csv", "body,label\nab,1\n");
-    EXPECT_NE(error_of([&] { load_labelled({p3}, chars_); }).find("no column \"text\""), std::string::npos);
+    EXPECT_NE(test::input_error_of([&] { load_labelled({p3}, chars_); }).find("no column \"text\""), std::string::npos);
     const std::string p4 = write("d.jsonl", "{\"text\": \"\", \"label\": 1}\n");
-    EXPECT_NE(error_of([&] { load_labelled({p4}, chars_); }).find(":1: empty text"), std::string::npos);
+    EXPECT_NE(test::input_error_of([&] { load_labelled({p4}, chars_); }).find(":1: empty text"), std::string::npos);
 }
 
 }  // namespace

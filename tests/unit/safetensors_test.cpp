@@ -8,22 +8,15 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "temp_dir.h"
 
 namespace lmforge {
 namespace {
 
 namespace fs = std::filesystem;
 
-class Safetensors : public ::testing::Test {
+class Safetensors : public test::TempDirTest {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("lmforge_st_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string path(const std::string& name) const { return (dir_ / name).string(); }
     void write_raw(const std::string& p, const std::string& header, size_t data_bytes) {
         std::ofstream out(p, std::ios::binary);
         const uint64_t n = header.size();
@@ -38,7 +31,6 @@ protected:
         }
         return "no error";
     }
-    fs::path dir_;
 };
 
 TEST_F(Safetensors, RoundTripsTensorsAndMetadata) {

@@ -15,6 +15,8 @@
 #include "tokenizer/byte_level.h"
 #include "tokenizer/char_tokenizer.h"
 #include "tokenizer/pretokenizer.h"
+#include "temp_dir.h"
+#include "test_util.h"
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge {
@@ -170,27 +172,8 @@ TEST(Bpe, SafeCutsAndBatchesEncodeAsTheWhole) {
     }
 }
 
-class TokenizerFiles : public ::testing::Test {
+class TokenizerFiles : public test::TempDirTest {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("lmforge_tok_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string write(const std::string& name, const std::string& text) {
-        std::ofstream(dir_ / name, std::ios::binary) << text;
-        return (dir_ / name).string();
-    }
-    std::string error_of(const std::function<void()>& f) {
-        try {
-            f();
-        } catch (const InputError& e) {
-            return e.what();
-        }
-        return "no error";
-    }
-    fs::path dir_;
 };
 
 TEST_F(TokenizerFiles, BpeSavesAndLoadsBack) {
@@ -208,7 +191,7 @@ TEST_F(TokenizerFiles, CharTokenizerBuildsSavesAndRefusesUnknownCharacters) {
     const auto ids = chars.encode("h\u00f6<|endoftext|>");
     EXPECT_EQ(ids.back(), *chars.eot_id());
     EXPECT_EQ(chars.decode(ids), "h\u00f6<|endoftext|>");
-    EXPECT_NE(error_of([&] { chars.encode_ordinary("hex"); }).find("\\x78 at byte 2"), std::string::npos);
+    EXPECT_NE(test::input_error_of([&] { chars.encode_ordinary("hex"); }).find("\\x78 at byte 2"), std::string::npos);
     chars.save(dir_.string());
     const auto loaded = load_tokenizer((dir_ / "tokenizer.json").string(), "");
     EXPECT_EQ(loaded->kind(), "char");
@@ -218,19 +201,19 @@ TEST_F(TokenizerFiles, CharTokenizerBuildsSavesAndRefusesUnknownCharacters) {
 TEST_F(TokenizerFiles, DamagedFilesAreNamedWithTheLine) {
     const std::string enc = write("encoder.json", "{\"a\": 0, ");
     const std::string bpe = write("vocab.bpe", "#version: 0.2\na b\n");
-    EXPECT_NE(error_of([&] { load_gpt2_files(enc, bpe); }).find(enc + ": not valid JSON"), std::string::npos);
+    EXPECT_NE(test::input_error_of([&] { load_gpt2_files(enc, bpe); }).find(enc + ": not valid JSON"), std::string::npos);
     nlohmann::json vocab = nlohmann::json::object();  // all 256 single bytes
     for (int b = 0; b < 256; b++) vocab[bytes_to_unicode(std::string(1, static_cast<char>(b)))] = b;
     const std::string good_enc = write("encoder.json", vocab.dump());
     const std::string bad_bpe = write("vocab.bpe", "#version: 0.2\na b\nnospace\n");
-    EXPECT_NE(error_of([&] { load_gpt2_files(good_enc, bad_bpe); }).find(bad_bpe + ":3:"), std::string::npos);
+    EXPECT_NE(test::input_error_of([&] { load_gpt2_files(good_enc, bad_bpe); }).find(bad_bpe + ":3:"), std::string::npos);
     const std::string no_byte = write("encoder.json", "{\"a\": 0}");
-    EXPECT_NE(error_of([&] { load_gpt2_files(no_byte, write("vocab.bpe", "")); }).find("single byte"),
+    EXPECT_NE(test::input_error_of([&] { load_gpt2_files(no_byte, write("vocab.bpe", "")); }).find("single byte"),
               std::string::npos);
-    EXPECT_NE(error_of([&] { load_tokenizer_json(write("t.json", R"({"model": {"type": "WordPiece"}})")); })
+    EXPECT_NE(test::input_error_of([&] { load_tokenizer_json(write("t.json", R"({"model": {"type": "WordPiece"}})")); })
                   .find("not a BPE tokenizer.json"),
               std::string::npos);
-    EXPECT_NE(error_of([&] { load_tokenizer("no/such/thing", ""); }).find("unknown tokenizer"), std::string::npos);
+    EXPECT_NE(test::input_error_of([&] { load_tokenizer("no/such/thing", ""); }).find("unknown tokenizer"), std::string::npos);
 }
 
 }  // namespace

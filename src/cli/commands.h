@@ -11,5 +11,6 @@ void add_data_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_prepare_command(CLI::App& app);
 void add_tokenizer_command(CLI::App& app);
+void add_config_command(CLI::App& app);
 
 }  // namespace lmforge::cli

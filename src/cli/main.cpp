@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
     lmforge::cli::add_tokenize_command(app);
     lmforge::cli::add_prepare_command(app);
     lmforge::cli::add_tokenizer_command(app);
+    lmforge::cli::add_config_command(app);
     const auto known = [&](const char* name) {
         for (const CLI::App* sub : app.get_subcommands({})) {
             if (sub->check_name(name)) return true;

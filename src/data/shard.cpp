@@ -4,7 +4,8 @@
 
 #include <cstring>
 #include <filesystem>
-#include <regex>
+#include <algorithm>
+#include <cctype>
 
 #include "core/error.h"
 
@@ -39,11 +40,15 @@ size_t parse_npy(const std::string& path, std::span<const std::byte> bytes, int6
         throw bad(path, "the .npy array is not uint16 ('<u2')");
     }
     if (header.find("'fortran_order': False") == std::string::npos) throw bad(path, "the .npy array is Fortran-ordered");
-    std::smatch m;
-    if (!std::regex_search(header, m, std::regex(R"('shape': \((\d+),\s*\))"))) {
+    // 'shape': (N,) — one dimension.
+    const size_t shape = header.find("'shape': (");
+    size_t p = shape == std::string::npos ? std::string::npos : shape + 10, digits = p;
+    while (p != std::string::npos && p < header.size() && std::isdigit(static_cast<unsigned char>(header[p]))) p++;
+    if (p == std::string::npos || p == digits || p >= header.size() || header[p] != ',' ||
+        header.find(')', p) != header.find_first_not_of(", ", p)) {
         throw bad(path, "the .npy array is not one-dimensional");
     }
-    count = std::stoll(m[1].str());
+    count = std::stoll(header.substr(digits, p - digits));
     return at + header_len;
 }
 
@@ -52,8 +57,13 @@ size_t parse_npy(const std::string& path, std::span<const std::byte> bytes, int6
 ShardFormat shard_format_of(const std::string& path) {
     const std::string name = std::filesystem::path(path).filename().string();
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) return ShardFormat::Npy;
-    static const std::regex llmc(R"(.*_\d+\.bin)");
-    return std::regex_match(name, llmc) ? ShardFormat::Llmc : ShardFormat::Raw;
+    // llm.c's names end in _<digits>.bin.
+    if (name.size() < 6 || name.compare(name.size() - 4, 4, ".bin") != 0) return ShardFormat::Raw;
+    const size_t underscore = name.rfind('_');
+    if (underscore == std::string::npos || underscore + 1 >= name.size() - 4) return ShardFormat::Raw;
+    const bool digits = std::all_of(name.begin() + static_cast<ptrdiff_t>(underscore) + 1, name.end() - 4,
+                                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+    return digits ? ShardFormat::Llmc : ShardFormat::Raw;
 }
 
 void write_shard(const std::string& path, std::span<const uint16_t> tokens) {

@@ -1,0 +1,308 @@
+#include "train/config.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace lmforge {
+
+namespace {
+
+// Calls v(name, field, doc) for every key, in documentation order.
+template <class V>
+void visit_config(TrainConfig& c, V&& v) {
+    v("model.preset", c.model.preset, "GPT-2 size preset: gpt2, gpt2-medium, gpt2-large, gpt2-xl, gpt2-mini, gpt2-micro, gpt2-nano; the keys below override it");
+    v("model.n_layer", c.model.n_layer, "transformer blocks; 0: the preset's");
+    v("model.n_head", c.model.n_head, "attention heads; 0: the preset's");
+    v("model.n_embd", c.model.n_embd, "width C; 0: the preset's");
+    v("model.block_size", c.model.block_size, "longest sequence (rows of the position table); 0: the preset's, raised to train.seq_len");
+    v("model.vocab_size", c.model.vocab_size, "vocabulary; 0: the data's tokenizer's");
+    v("model.init_from", c.model.init_from, "a checkpoint directory whose weights start the run (optimizer state is not taken)");
+    v("data.dir", c.data.dir, "directory of token shards from lmforge prepare (required)");
+    v("data.tokenizer", c.data.tokenizer, "tokenizer for samples: gpt2 or a path; empty: the one saved beside the shards");
+    v("data.shuffle", c.data.shuffle, "visit shards and windows in a seeded random order each epoch");
+    v("train.batch_size", c.train.batch_size, "micro-batch B: sequences per forward/backward, per process");
+    v("train.seq_len", c.train.seq_len, "sequence length T");
+    v("train.total_batch_tokens", c.train.total_batch_tokens, "tokens per optimizer step over all processes; a multiple of B·T·processes (the quotient is the gradient accumulation); 0: B·T·processes");
+    v("train.max_steps", c.train.max_steps, "optimizer steps");
+    v("train.seed", c.train.seed, "seed of the weights' initialisation and of the data order");
+    v("train.threads", c.train.threads, "threads per process; 0: the host's cores divided among its processes");
+    v("train.precision", c.train.precision, "fp32 (bf16 comes with mixed precision)");
+    v("optim.lr", c.optim.lr, "peak learning rate");
+    v("optim.min_lr_ratio", c.optim.min_lr_ratio, "final learning rate as a fraction of the peak (cosine, linear)");
+    v("optim.warmup_steps", c.optim.warmup_steps, "linear warm-up: lr · (step + 1) / warmup_steps");
+    v("optim.weight_decay", c.optim.weight_decay, "AdamW decoupled weight decay, on matrices only");
+    v("optim.grad_clip", c.optim.grad_clip, "clip the global gradient norm to this; 0: no clipping");
+    v("optim.schedule", c.optim.schedule, "after warm-up: cosine, linear (both down to min_lr_ratio) or constant");
+    v("optim.beta1", c.optim.beta1, "AdamW β1");
+    v("optim.beta2", c.optim.beta2, "AdamW β2");
+    v("optim.eps", c.optim.eps, "AdamW ε");
+    v("eval.every", c.eval.every, "steps between validation evaluations; 0: only at the end");
+    v("eval.batches", c.eval.batches, "validation batches per evaluation");
+    v("checkpoint.every", c.checkpoint.every, "steps between checkpoints; 0: only at the end");
+    v("checkpoint.keep_last", c.checkpoint.keep_last, "checkpoints kept besides best/");
+    v("log.every", c.log.every, "steps between log lines");
+    v("log.tensorboard", c.log.tensorboard, "write TensorBoard event files");
+    v("log.plots", c.log.plots, "draw loss curves (SVG and PNG) at the end");
+    v("sample.every", c.sample.every, "steps between samples printed during training; 0: none");
+    v("sample.tokens", c.sample.tokens, "tokens per sample");
+    v("sample.prompt", c.sample.prompt, "text the samples continue; empty: start of a document");
+    v("sample.temperature", c.sample.temperature, "sampling temperature; 0: greedy");
+    v("sample.top_k", c.sample.top_k, "sample among the k likeliest tokens; 0: all");
+    v("sample.seed", c.sample.seed, "seed of the sampling RNG (separate from training's)");
+    v("sample.count", c.sample.count, "samples printed at the end of training");
+    v("run.dir", c.run.dir, "run directory; empty: runs/<the config file's name>");
+}
+
+template <class T>
+const char* type_name() {
+    if constexpr (std::is_same_v<T, int64_t>) return "int";
+    if constexpr (std::is_same_v<T, double>) return "float";
+    if constexpr (std::is_same_v<T, bool>) return "bool";
+    return "string";
+}
+
+std::string show(const int64_t& v) { return std::to_string(v); }
+std::string show(const double& v) {
+    std::string s = fmt::format("{}", v);
+    if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // a TOML float
+    return s;
+}
+std::string show(const bool& v) { return v ? "true" : "false"; }
+std::string show(const std::string& v) {  // a TOML basic string
+    std::string out = "\"";
+    for (const char ch : v) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += ch;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c < 0x20 || c == 0x7f) {
+            out += fmt::format("\\u{:04X}", c);
+        } else {
+            out += ch;
+        }
+    }
+    return out + "\"";
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); j++) row[j] = j;
+    for (size_t i = 1; i <= a.size(); i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); j++) {
+            const size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+std::string nearest_key(const std::string& key) {
+    std::string best;
+    size_t best_d = SIZE_MAX;
+    TrainConfig c;
+    visit_config(c, [&](const char* name, auto&, const char*) {
+        const size_t d = edit_distance(key, name);
+        if (d < best_d) best_d = d, best = name;
+    });
+    return best;
+}
+
+InputError unknown_key(const std::string& where, const std::string& key) {
+    return InputError(fmt::format("{}: unknown key \"{}\"", where, key),
+                      fmt::format("did you mean \"{}\"? docs/config.md lists every key", nearest_key(key)));
+}
+
+// Sets field from a TOML node, or throws naming where, key and the expected type.
+template <class T>
+void assign(T& field, const toml::node& node, const std::string& where, const std::string& key) {
+    const auto bad = [&] {
+        std::ostringstream shown;  // strings as the user wrote them, in double quotes
+        if (const auto* str = node.as_string()) {
+            shown << show(str->get());
+        } else {
+            node.visit([&](const auto& concrete) { shown << concrete; });
+        }
+        return InputError(fmt::format("{}: {} = {} must be {} {}", where, key, shown.str(),
+                                      std::is_same_v<T, int64_t> ? "an" : "a",
+                                      std::is_same_v<T, int64_t> ? "integer" : std::is_same_v<T, double> ? "number"
+                                      : std::is_same_v<T, bool> ? "boolean (true or false)" : "string"),
+                          "see docs/config.md");
+    };
+    if constexpr (std::is_same_v<T, double>) {
+        if (auto v = node.value_exact<double>()) {
+            field = *v;
+        } else if (auto i = node.value_exact<int64_t>()) {
+            field = static_cast<double>(*i);
+        } else {
+            throw bad();
+        }
+    } else {
+        auto v = node.value_exact<T>();
+        if (!v) throw bad();
+        field = *v;
+    }
+}
+
+// Parses one --set value by the key's type.
+template <class T>
+void assign_text(T& field, const std::string& text, const std::string& key) {
+    const auto bad = [&](const char* what) {
+        return InputError(fmt::format("--set {}={}: expected {}", key, text, what), "see docs/config.md");
+    };
+    if constexpr (std::is_same_v<T, std::string>) {
+        field = text;
+    } else if constexpr (std::is_same_v<T, bool>) {
+        if (text == "true") field = true;
+        else if (text == "false") field = false;
+        else throw bad("true or false");
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+        int64_t v = 0;
+        const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || p != text.data() + text.size()) throw bad("an integer");
+        field = v;
+    } else {
+        double v = 0;
+        const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || p != text.data() + text.size()) throw bad("a number");
+        field = v;
+    }
+}
+
+void require(bool ok, const std::string& key, const std::string& value, const std::string& what) {
+    if (!ok) throw InputError(fmt::format("{} = {} {}", key, value, what), "see docs/config.md");
+}
+
+}  // namespace
+
+std::vector<ConfigKey> config_keys() {
+    std::vector<ConfigKey> keys;
+    TrainConfig c;
+    visit_config(c, [&](const char* name, auto& field, const char* doc) {
+        keys.push_back({name, type_name<std::decay_t<decltype(field)>>(), show(field), doc});
+    });
+    return keys;
+}
+
+TrainConfig parse_config(const std::string& toml_text, const std::string& where,
+                         const std::vector<std::string>& overrides) {
+    toml::table table;
+    try {
+        table = toml::parse(toml_text, where);
+    } catch (const toml::parse_error& e) {
+        throw InputError(fmt::format("{}:{}:{}: {}", where, e.source().begin.line, e.source().begin.column,
+                                     e.description()),
+                         "the file is not valid TOML");
+    }
+    TrainConfig c;
+    std::set<std::string> known;
+    visit_config(c, [&](const char* name, auto&, const char*) { known.insert(name); });
+    // Every key in the file must be known: a typo must not silently keep a default.
+    for (const auto& [section, node] : table) {
+        const std::string s(section.str());
+        const toml::table* t = node.as_table();
+        if (t == nullptr) throw unknown_key(where, s);
+        for (const auto& [key, value] : *t) {
+            const std::string full = s + "." + std::string(key.str());
+            if (known.count(full) == 0) {
+                throw unknown_key(fmt::format("{}:{}", where, value.source().begin.line), full);
+            }
+        }
+    }
+    visit_config(c, [&](const char* name, auto& field, const char*) {
+        const std::string n(name);
+        const size_t dot = n.find('.');
+        const toml::node* node = table[n.substr(0, dot)][n.substr(dot + 1)].node();
+        if (node != nullptr) assign(field, *node, fmt::format("{}:{}", where, node->source().begin.line), n);
+    });
+    for (const std::string& o : overrides) {
+        const size_t eq = o.find('=');
+        if (eq == std::string::npos) {
+            throw InputError(fmt::format("--set {}: expected section.key=value", o), "e.g. --set optim.lr=3e-4");
+        }
+        const std::string key = o.substr(0, eq), value = o.substr(eq + 1);
+        if (known.count(key) == 0) throw unknown_key("--set", key);
+        visit_config(c, [&](const char* name, auto& field, const char*) {
+            if (key == name) assign_text(field, value, key);
+        });
+    }
+    validate_config(c);
+    return c;
+}
+
+TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+    std::ifstream in(path);
+    if (!in) throw InputError(fmt::format("{}: cannot read the config file", path), "check the path");
+    std::stringstream text;
+    text << in.rdbuf();
+    return parse_config(text.str(), path, overrides);
+}
+
+std::string config_to_toml(const TrainConfig& config) {
+    TrainConfig c = config;
+    std::string out, section;
+    visit_config(c, [&](const char* name, auto& field, const char* doc) {
+        const std::string n(name);
+        const std::string s = n.substr(0, n.find('.'));
+        if (s != section) {
+            out += (section.empty() ? "" : "\n") + fmt::format("[{}]\n", s);
+            section = s;
+        }
+        out += fmt::format("{} = {}  # {}\n", n.substr(n.find('.') + 1), show(field), doc);
+    });
+    return out;
+}
+
+void validate_config(const TrainConfig& c) {
+    const auto positive = [](const char* key, int64_t v) { require(v > 0, key, std::to_string(v), "must be positive"); };
+    const auto non_negative = [](const char* key, int64_t v) {
+        require(v >= 0, key, std::to_string(v), "must not be negative");
+    };
+    require(!c.data.dir.empty(), "data.dir", "\"\"", "must name the directory of token shards");
+    for (const auto& [key, v] : {std::pair{"model.n_layer", c.model.n_layer}, {"model.n_head", c.model.n_head},
+                                 {"model.n_embd", c.model.n_embd}, {"model.block_size", c.model.block_size},
+                                 {"model.vocab_size", c.model.vocab_size}, {"train.total_batch_tokens", c.train.total_batch_tokens},
+                                 {"train.threads", c.train.threads}, {"optim.warmup_steps", c.optim.warmup_steps},
+                                 {"eval.every", c.eval.every}, {"checkpoint.every", c.checkpoint.every},
+                                 {"sample.every", c.sample.every}, {"sample.top_k", c.sample.top_k},
+                                 {"sample.count", c.sample.count}}) {
+        non_negative(key, v);
+    }
+    for (const auto& [key, v] : {std::pair{"train.batch_size", c.train.batch_size}, {"train.seq_len", c.train.seq_len},
+                                 {"train.max_steps", c.train.max_steps}, {"eval.batches", c.eval.batches},
+                                 {"checkpoint.keep_last", c.checkpoint.keep_last}, {"log.every", c.log.every},
+                                 {"sample.tokens", c.sample.tokens}}) {
+        positive(key, v);
+    }
+    require(c.optim.lr > 0, "optim.lr", show(c.optim.lr), "must be positive");
+    require(c.optim.min_lr_ratio >= 0 && c.optim.min_lr_ratio <= 1, "optim.min_lr_ratio", show(c.optim.min_lr_ratio),
+            "must lie in [0, 1]");
+    require(c.optim.weight_decay >= 0, "optim.weight_decay", show(c.optim.weight_decay), "must not be negative");
+    require(c.optim.grad_clip >= 0, "optim.grad_clip", show(c.optim.grad_clip), "must not be negative");
+    require(c.optim.beta1 >= 0 && c.optim.beta1 < 1, "optim.beta1", show(c.optim.beta1), "must lie in [0, 1)");
+    require(c.optim.beta2 >= 0 && c.optim.beta2 < 1, "optim.beta2", show(c.optim.beta2), "must lie in [0, 1)");
+    require(c.optim.eps > 0, "optim.eps", show(c.optim.eps), "must be positive");
+    require(c.sample.temperature >= 0, "sample.temperature", show(c.sample.temperature), "must not be negative");
+    const std::string& s = c.optim.schedule;
+    require(s == "cosine" || s == "linear" || s == "constant", "optim.schedule", show(s),
+            "must be cosine, linear or constant");
+    require(c.train.precision == "fp32", "train.precision", show(c.train.precision),
+            "is not supported yet: fp32 only");
+}
+
+}  // namespace lmforge

@@ -1,0 +1,94 @@
+// A training run's configuration: TOML sections model, data, train, optim, eval, checkpoint,
+// log, sample and run. Every key is declared once (visit_config), with its default and a line
+// of documentation; parsing, --set overrides, the resolved dump and docs/config.md all come
+// from that one list. Unknown keys and bad values are InputErrors naming the key (and the
+// file's line), with the nearest valid key suggested.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lmforge {
+
+struct TrainConfig {
+    struct Model {
+        std::string preset = "gpt2-mini";
+        int64_t n_layer = 0, n_head = 0, n_embd = 0;  // 0: from the preset
+        int64_t block_size = 0;  // 0: from the preset, raised to train.seq_len if shorter
+        int64_t vocab_size = 0;  // 0: the data's tokenizer's
+        std::string init_from;   // a checkpoint directory to start from (weights only)
+    } model;
+    struct Data {
+        std::string dir;        // shards from lmforge prepare
+        std::string tokenizer;  // empty: the tokenizer saved beside the shards
+        bool shuffle = true;
+    } data;
+    struct Train {
+        int64_t batch_size = 8;            // micro-batch B, per process
+        int64_t seq_len = 256;             // T
+        int64_t total_batch_tokens = 0;    // per optimizer step, all processes; 0: B·T·world
+        int64_t max_steps = 1000;
+        int64_t seed = 1337;
+        int64_t threads = 0;               // 0: every core (per process: cores / processes)
+        std::string precision = "fp32";
+    } train;
+    struct Optim {
+        double lr = 6e-4;
+        double min_lr_ratio = 0.1;
+        int64_t warmup_steps = 100;
+        double weight_decay = 0.1;
+        double grad_clip = 1.0;
+        std::string schedule = "cosine";  // cosine, linear, constant
+        double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
+    } optim;
+    struct Eval {
+        int64_t every = 100;   // steps; 0: only at the end
+        int64_t batches = 20;  // validation batches per evaluation
+    } eval;
+    struct Checkpoint {
+        int64_t every = 500;   // steps; 0: only at the end
+        int64_t keep_last = 3;
+    } checkpoint;
+    struct Log {
+        int64_t every = 10;
+        bool tensorboard = true;
+        bool plots = true;
+    } log;
+    struct Sample {
+        int64_t every = 0;  // steps; 0: none during training
+        int64_t tokens = 64;
+        std::string prompt;
+        double temperature = 1.0;
+        int64_t top_k = 40;
+        int64_t seed = 42;
+        int64_t count = 1;  // samples shown at the end of training
+    } sample;
+    struct Run {
+        std::string dir;  // empty: runs/<config file's name>
+    } run;
+};
+
+// One key of the schema, for documentation and tools.
+struct ConfigKey {
+    std::string name;  // "optim.lr"
+    std::string type;  // "int", "float", "string", "bool"
+    std::string default_value;
+    std::string doc;
+};
+std::vector<ConfigKey> config_keys();
+
+// Reads a TOML file (InputError naming file:line for syntax errors, unknown keys, wrong
+// types), then applies "section.key=value" overrides, then validates.
+TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+// The same from TOML text (`where` names it in errors).
+TrainConfig parse_config(const std::string& toml_text, const std::string& where,
+                         const std::vector<std::string>& overrides = {});
+
+// The configuration as TOML, every key written out: what the run directory keeps.
+std::string config_to_toml(const TrainConfig& c);
+
+// Range and consistency checks that need no files (InputError naming the key).
+void validate_config(const TrainConfig& c);
+
+}  // namespace lmforge

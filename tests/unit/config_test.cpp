@@ -1,0 +1,105 @@
+// train/config: defaults, types, unknown keys with suggestions, --set, validation, the
+// resolved dump, and docs/config.md listing every key.
+#include "train/config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "test_util.h"
+
+namespace lmforge {
+namespace {
+
+using test::input_error_of;
+
+TrainConfig parse(const std::string& text, const std::vector<std::string>& sets = {}) {
+    return parse_config(text, "c.toml", sets);
+}
+
+TEST(Config, DefaultsAndValues) {
+    const TrainConfig c = parse("[data]\ndir = \"d\"\n[optim]\nlr = 1\nschedule = \"linear\"\n[log]\nplots = false\n");
+    EXPECT_EQ(c.data.dir, "d");
+    EXPECT_EQ(c.optim.lr, 1.0);  // an integer is a fine float
+    EXPECT_EQ(c.optim.schedule, "linear");
+    EXPECT_FALSE(c.log.plots);
+    EXPECT_EQ(c.train.batch_size, 8);  // defaults
+    EXPECT_EQ(c.optim.warmup_steps, 100);
+}
+
+TEST(Config, UnknownKeysSuggestTheNearest) {
+    const std::string e = input_error_of([] { parse("[data]\ndir = \"d\"\n[optim]\nlrr = 0.1\n"); });
+    EXPECT_NE(e.find("c.toml:4: unknown key \"optim.lrr\""), std::string::npos) << e;
+    try {
+        parse("[train]\nbatchsize = 4\n[data]\ndir = \"d\"\n");
+        FAIL();
+    } catch (const InputError& err) {
+        EXPECT_NE(err.hint().find("\"train.batch_size\""), std::string::npos) << err.hint();
+    }
+    EXPECT_NE(input_error_of([] { parse("[data]\ndir = \"d\"\n[optimizer]\nlr = 1\n"); }).find("optimizer"),
+              std::string::npos);
+    EXPECT_NE(input_error_of([] { parse("[data]\ndir = \"d\"\n", {"optim.learning_rate=1"}); })
+                  .find("--set: unknown key \"optim.learning_rate\""),
+              std::string::npos);
+}
+
+TEST(Config, WrongTypesNameKeyLineAndValue) {
+    EXPECT_NE(input_error_of([] { parse("[data]\ndir = \"d\"\n[optim]\nlr = \"fast\"\n"); })
+                  .find("c.toml:4: optim.lr = \"fast\" must be a number"),
+              std::string::npos);
+    EXPECT_NE(input_error_of([] { parse("[data]\ndir = \"d\"\n[train]\nbatch_size = 8.5\n"); })
+                  .find("train.batch_size = 8.5 must be an integer"),
+              std::string::npos);
+    EXPECT_NE(input_error_of([] { parse("[data]\ndir = 3\n"); }).find("data.dir = 3 must be a string"),
+              std::string::npos);
+    EXPECT_NE(input_error_of([] { parse("[data]\ndir = \"d\"\nshuffle = 1\n"); }).find("must be a boolean"),
+              std::string::npos);
+    EXPECT_NE(input_error_of([] { parse("[data\ndir = 3\n"); }).find("c.toml:1:"), std::string::npos);
+}
+
+TEST(Config, SetOverridesAndIsChecked) {
+    const TrainConfig c = parse("[data]\ndir = \"d\"\n", {"optim.lr=3e-4", "train.max_steps=7", "data.shuffle=false",
+                                                          "sample.prompt=Call me"});
+    EXPECT_EQ(c.optim.lr, 3e-4);
+    EXPECT_EQ(c.train.max_steps, 7);
+    EXPECT_FALSE(c.data.shuffle);
+    EXPECT_EQ(c.sample.prompt, "Call me");
+    EXPECT_NE(input_error_of([] { parse("[data]\ndir = \"d\"\n", {"train.max_steps=many"}); })
+                  .find("--set train.max_steps=many: expected an integer"),
+              std::string::npos);
+    EXPECT_NE(input_error_of([] { parse("[data]\ndir = \"d\"\n", {"optim.lr"}); }).find("expected section.key=value"),
+              std::string::npos);
+}
+
+TEST(Config, ValuesOutOfRangeNameTheKey) {
+    EXPECT_NE(input_error_of([] { parse("[data]\ndir = \"d\"\n[train]\nbatch_size = 0\n"); })
+                  .find("train.batch_size = 0 must be positive"),
+              std::string::npos);
+    EXPECT_NE(input_error_of([] { parse("[data]\ndir = \"d\"\n[optim]\nschedule = \"step\"\n"); })
+                  .find("optim.schedule = \"step\" must be cosine, linear or constant"),
+              std::string::npos);
+    EXPECT_NE(input_error_of([] { parse("[train]\nmax_steps = 3\n"); }).find("data.dir"), std::string::npos);
+}
+
+TEST(Config, ResolvedDumpParsesBackToTheSame) {
+    const TrainConfig c = parse("[data]\ndir = \"a \\\"b\\\"\\n\"\n[optim]\nlr = 2.5e-4\n[sample]\nprompt = \"x\\ty\"\n");
+    const std::string dumped = config_to_toml(c);
+    EXPECT_EQ(config_to_toml(parse(dumped)), dumped);
+    EXPECT_EQ(parse(dumped).data.dir, "a \"b\"\n");
+}
+
+TEST(Config, DocsListEveryKeyWithItsDefault) {
+    std::ifstream in(std::string(LMFORGE_SOURCE_DIR) + "/docs/config.md");
+    std::stringstream s;
+    s << in.rdbuf();
+    const std::string docs = s.str();
+    for (const ConfigKey& k : config_keys()) {
+        EXPECT_NE(docs.find("| `" + k.name + "` | " + k.type + " | `" + k.default_value + "` |"), std::string::npos)
+            << k.name << ": regenerate the table with `lmforge config keys`";
+    }
+}
+
+}  // namespace
+}  // namespace lmforge

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The test command: sets up a fresh machine (packages, build) and runs every test.
+# The test command: sets up a fresh machine (Debian and PyPI packages, build) and runs every
+# test. Tests that need real data fetch it into the data home ($LMFORGE_HOME or ~/.cache/lmforge).
 #   scripts/test.sh [release|debug|asan] [ctest arguments, e.g. -L unit]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="release"
 case "${1:-}" in release|debug|asan) preset="$1"; shift ;; esac
 ./scripts/build.sh "$preset"
+./scripts/install-python-deps.sh
 ctest --preset "$preset" -j "$(nproc)" "$@"

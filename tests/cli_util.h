@@ -8,7 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <csignal>
+#include <cstdio>
 #include <string>
+#include <vector>
 
 namespace lmforge::test {
 
@@ -37,6 +40,28 @@ inline Outcome run_lmforge(const std::string& args) {
     std::filesystem::remove(out);
     std::filesystem::remove(err);
     return o;
+}
+
+// Starts `lmforge <args>` in the background (output to log_path); returns its pid.
+inline pid_t spawn_lmforge(const std::vector<std::string>& args, const std::string& log_path) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        std::FILE* log = std::freopen(log_path.c_str(), "w", stdout);
+        if (log != nullptr) ::dup2(::fileno(stdout), 2);
+        std::vector<char*> argv = {const_cast<char*>(LMFORGE_BINARY)};
+        for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        ::execv(LMFORGE_BINARY, argv.data());
+        ::_exit(127);
+    }
+    return pid;
+}
+
+// Waits for pid; returns its exit status, or -signal if a signal ended it.
+inline int wait_for(pid_t pid) {
+    int raw = 0;
+    ::waitpid(pid, &raw, 0);
+    return WIFEXITED(raw) ? WEXITSTATUS(raw) : -WTERMSIG(raw);
 }
 
 inline int count_lines(const std::string& s) {

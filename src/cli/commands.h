@@ -12,5 +12,9 @@ void add_tokenize_command(CLI::App& app);
 void add_prepare_command(CLI::App& app);
 void add_tokenizer_command(CLI::App& app);
 void add_config_command(CLI::App& app);
+void add_train_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_sample_command(CLI::App& app);
+void add_plot_command(CLI::App& app);
 
 }  // namespace lmforge::cli

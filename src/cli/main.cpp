@@ -27,6 +27,10 @@ int main(int argc, char** argv) {
     lmforge::cli::add_prepare_command(app);
     lmforge::cli::add_tokenizer_command(app);
     lmforge::cli::add_config_command(app);
+    lmforge::cli::add_train_command(app);
+    lmforge::cli::add_eval_command(app);
+    lmforge::cli::add_sample_command(app);
+    lmforge::cli::add_plot_command(app);
     const auto known = [&](const char* name) {
         for (const CLI::App* sub : app.get_subcommands({})) {
             if (sub->check_name(name)) return true;

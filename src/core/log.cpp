@@ -12,6 +12,7 @@ struct Logger {
     Level level = Level::Info;
     int rank = -1;
     std::FILE* file = nullptr;
+    std::function<void(const std::string&)> sink;
 };
 
 Logger& logger() {
@@ -35,6 +36,12 @@ void set_level(Level level) { logger().level = level; }
 
 void set_rank(int rank) { logger().rank = rank; }
 
+void set_stderr_sink(std::function<void(const std::string&)> sink) {
+    Logger& l = logger();
+    std::lock_guard lock(l.mutex);
+    l.sink = std::move(sink);
+}
+
 void set_file(const std::string& path) {
     Logger& l = logger();
     std::lock_guard lock(l.mutex);
@@ -49,7 +56,11 @@ void write(Level level, std::string_view message) {
         l.rank < 0 ? fmt::format("[{}] {}\n", level_name(level), message)
                    : fmt::format("[rank {}] [{}] {}\n", l.rank, level_name(level), message);
     std::lock_guard lock(l.mutex);
-    std::fputs(line.c_str(), stderr);
+    if (l.sink) {
+        l.sink(line);
+    } else {
+        std::fputs(line.c_str(), stderr);
+    }
     if (l.file != nullptr) {
         std::fputs(line.c_str(), l.file);
         std::fflush(l.file);

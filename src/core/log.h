@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,9 @@ void set_level(Level level);
 void set_rank(int rank);                  // -1: a single process, no prefix
 void set_file(const std::string& path);  // also append lines to this file; "" to stop
 void write(Level level, std::string_view message);
+// Sends the lines meant for stderr through `sink` instead (e.g. to print them above a
+// progress bar); an empty function restores plain stderr.
+void set_stderr_sink(std::function<void(const std::string&)> sink);
 
 template <class... Args>
 void info(fmt::format_string<Args...> f, Args&&... args) {

@@ -16,9 +16,27 @@ Progress::~Progress() {
     if (!finished_ && tty_ && last_draw_ >= 0) std::fputc('\n', stderr);  // leave the line clean
 }
 
+bool Progress::terminal() { return isatty(STDERR_FILENO) == 1; }
+
 void Progress::advance(double amount) {
     done_ += amount;
     draw(false);
+}
+
+void Progress::update(double done, const std::string& status) {
+    done_ = done;
+    status_ = status;
+    draw(false);
+}
+
+void Progress::print_above(const std::string& line) {
+    if (tty_) {
+        std::fputs("\r\033[K", stderr);  // clear the bar's line, print, draw the bar again
+        std::fputs(line.c_str(), stderr);
+        draw(true);
+    } else {
+        std::fputs(line.c_str(), stderr);
+    }
 }
 
 void Progress::finish() {
@@ -38,9 +56,9 @@ void Progress::draw(bool force) {
         last_draw_ = t;
         constexpr int kWidth = 30;
         const int filled = static_cast<int>(frac * kWidth);
-        fmt::print(stderr, "\r{} [{}{}] {:5.1f}% {:.1f}/{:.1f} {} {:.1f} {}/s, {:.0f}s left ", label_,
+        fmt::print(stderr, "\r\033[K{} [{}{}] {:5.1f}% {:.4g}/{:.4g} {} {:.1f} {}/s, {:.0f}s left {}", label_,
                    std::string(filled, '='), std::string(kWidth - filled, ' '), 100 * frac, done_ / scale_,
-                   total_ / scale_, unit_, rate, unit_, left);
+                   total_ / scale_, unit_, rate, unit_, left, status_);
         std::fflush(stderr);
         return;
     }

@@ -16,12 +16,17 @@ public:
     Progress(std::string label, double total, std::string unit, double unit_scale);
     ~Progress();
     void advance(double amount);
+    // Sets the amount done (instead of adding to it), with a status shown after the bar.
+    void update(double done, const std::string& status);
+    // Prints a line (ending in a newline) above the bar, then redraws the bar.
+    void print_above(const std::string& line);
     void finish();  // draws 100% and ends the line
+    static bool terminal();  // whether stderr is a terminal
 
 private:
     void draw(bool force);
 
-    std::string label_, unit_;
+    std::string label_, unit_, status_;
     double total_, scale_, done_ = 0;
     bool tty_, finished_ = false;
     int last_tenth_ = -1;

@@ -30,6 +30,7 @@ public:
     std::span<const float> grads() const { return grads_.span(); }
 
     void init_weights(uint64_t seed);
+    const Gpt2Params& weights() const { return p_; }  // typed views of params()
 
     // Sizes activations for batches of B sequences of T tokens (T <= block_size).
     void plan(int64_t B, int64_t T);

@@ -31,6 +31,8 @@ public:
     void set_steps_taken(int64_t n) { step_ = n; }
     std::span<float> m() { return m_.span(); }
     std::span<float> v() { return v_.span(); }
+    std::span<const float> m() const { return m_.span(); }
+    std::span<const float> v() const { return v_.span(); }
     const AdamWConfig& config() const { return cfg_; }
 
 private:

@@ -52,6 +52,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("log.every", c.log.every, "steps between log lines");
     v("log.tensorboard", c.log.tensorboard, "write TensorBoard event files");
     v("log.plots", c.log.plots, "draw loss curves (SVG and PNG) at the end");
+    v("log.peak_gflops", c.log.peak_gflops, "the machine's peak GFLOP/s, for the model FLOP utilisation (MFU) in the log");
     v("sample.every", c.sample.every, "steps between samples printed during training; 0: none");
     v("sample.tokens", c.sample.tokens, "tokens per sample");
     v("sample.prompt", c.sample.prompt, "text the samples continue; empty: start of a document");
@@ -297,6 +298,7 @@ void validate_config(const TrainConfig& c) {
     require(c.optim.beta1 >= 0 && c.optim.beta1 < 1, "optim.beta1", show(c.optim.beta1), "must lie in [0, 1)");
     require(c.optim.beta2 >= 0 && c.optim.beta2 < 1, "optim.beta2", show(c.optim.beta2), "must lie in [0, 1)");
     require(c.optim.eps > 0, "optim.eps", show(c.optim.eps), "must be positive");
+    require(c.log.peak_gflops > 0, "log.peak_gflops", show(c.log.peak_gflops), "must be positive");
     require(c.sample.temperature >= 0, "sample.temperature", show(c.sample.temperature), "must not be negative");
     const std::string& s = c.optim.schedule;
     require(s == "cosine" || s == "linear" || s == "constant", "optim.schedule", show(s),

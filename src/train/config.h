@@ -54,6 +54,7 @@ struct TrainConfig {
         int64_t every = 10;
         bool tensorboard = true;
         bool plots = true;
+        double peak_gflops = 224.0;  // for the MFU figure
     } log;
     struct Sample {
         int64_t every = 0;  // steps; 0: none during training

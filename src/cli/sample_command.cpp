@@ -1,0 +1,88 @@
+// lmforge sample --checkpoint DIR: text from a trained model, streamed as it is generated.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "backend/threads.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "core/error.h"
+#include "data/data_home.h"
+#include "io/checkpoint.h"
+#include "tokenizer/tokenizer_io.h"
+#include "train/sampler.h"
+
+namespace lmforge::cli {
+
+namespace {
+
+// The tokenizer a run saved beside its checkpoints (run/tokenizer), unless one is given.
+std::unique_ptr<Tokenizer> tokenizer_for(const std::string& checkpoint, const std::string& flag) {
+    if (!flag.empty()) return load_tokenizer(flag, data_home());
+    namespace fs = std::filesystem;
+    for (fs::path p = fs::absolute(checkpoint); p.has_parent_path() && p != p.parent_path(); p = p.parent_path()) {
+        if (fs::is_directory(p / "tokenizer")) return load_tokenizer((p / "tokenizer").string(), data_home());
+    }
+    throw InputError(fmt::format("{}: no tokenizer saved with the run", checkpoint), "pass --tokenizer");
+}
+
+}  // namespace
+
+void add_sample_command(CLI::App& app) {
+    struct Flags {
+        std::string checkpoint, prompt, tokenizer;
+        int64_t max_new_tokens = 200, top_k = 0, num_samples = 1, seed = 1337;
+        double temperature = 0.8, top_p = 1.0;
+        bool no_kv_cache = false;
+        std::optional<int> threads;
+    };
+    auto f = std::make_shared<Flags>();
+    CLI::App* cmd = app.add_subcommand("sample", "Generate text from a checkpoint (KV cache; streamed)");
+    cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint directory")->required();
+    cmd->add_option("--prompt", f->prompt, "Text to continue (default: a new document)");
+    cmd->add_option("--max-new-tokens", f->max_new_tokens, "Tokens to generate")->check(integer_at_least(1))->capture_default_str();
+    cmd->add_option("--temperature", f->temperature, "0: greedy")->capture_default_str();
+    cmd->add_option("--top-k", f->top_k, "Sample among the k likeliest; 0: all")->check(integer_at_least(0))->capture_default_str();
+    cmd->add_option("--top-p", f->top_p, "Nucleus: the likeliest tokens up to this probability")->capture_default_str();
+    cmd->add_option("--num-samples", f->num_samples, "Samples")->check(integer_at_least(1))->capture_default_str();
+    cmd->add_option("--seed", f->seed, "Seed: the same seed gives the same samples")->capture_default_str();
+    cmd->add_option("--tokenizer", f->tokenizer, "Tokenizer (default: the run's)");
+    cmd->add_option("--threads", f->threads, "Threads (default: every core)")->check(integer_at_least(1));
+    cmd->add_flag("--no-kv-cache", f->no_kv_cache, "Recompute the whole sequence for every token (to compare)");
+    cmd->callback([f] {
+        if (f->temperature < 0) throw InputError(fmt::format("--temperature {} must not be negative", f->temperature));
+        if (!(f->top_p > 0 && f->top_p <= 1)) throw InputError(fmt::format("--top-p {} must lie in (0, 1]", f->top_p));
+        backend::set_threads(f->threads.value_or(backend::hardware_threads()));
+        const auto tokenizer = tokenizer_for(f->checkpoint, f->tokenizer);
+        const std::string weights = f->checkpoint + "/model.safetensors";
+        auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
+        Gpt2 model(read_model_config(weights), *gemm);
+        load_model_weights(model, weights);
+        const int32_t eot = tokenizer->eot_id().value_or(0);
+        std::vector<int32_t> prompt = f->prompt.empty() ? std::vector<int32_t>{eot} : tokenizer->encode(f->prompt);
+        const SampleOptions opts{f->max_new_tokens, f->temperature, f->top_k, f->top_p, tokenizer->eot_id()};
+        Rng rng(static_cast<uint64_t>(f->seed));
+        Gpt2Decoder decoder(model, *gemm);
+        for (int64_t i = 0; i < f->num_samples; i++) {
+            if (f->num_samples > 1) fmt::print("--- sample {} ---\n", i + 1);
+            std::fwrite(f->prompt.data(), 1, f->prompt.size(), stdout);
+            const auto stream = [&](int32_t id) {
+                if (id == eot) return;
+                const std::string piece = tokenizer->decode(std::span(&id, 1));
+                std::fwrite(piece.data(), 1, piece.size(), stdout);
+                std::fflush(stdout);
+            };
+            if (f->no_kv_cache) {
+                for (int32_t id : generate_without_cache(model, prompt, opts, rng)) stream(id);
+            } else {
+                generate(decoder, prompt, opts, rng, stream);
+            }
+            std::fputc('\n', stdout);
+        }
+    });
+}
+
+}  // namespace lmforge::cli

@@ -1,0 +1,37 @@
+// lmforge train CONFIG.toml [--set section.key=value ...] [--resume]
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/commands.h"
+#include "train/trainer.h"
+
+namespace lmforge::cli {
+
+void add_train_command(CLI::App& app) {
+    struct Flags {
+        std::string config;
+        std::vector<std::string> sets;
+        bool resume = false;
+    };
+    auto f = std::make_shared<Flags>();
+    CLI::App* cmd = app.add_subcommand("train", "Train a model as a TOML config says (docs/config.md)");
+    cmd->add_option("config", f->config, "Configuration file (TOML)")->required();
+    cmd->add_option("--set", f->sets, "Override a key: section.key=value (repeatable)");
+    cmd->add_flag("--resume", f->resume, "Continue from the run directory's latest checkpoint (also done when one exists)");
+    cmd->callback([f] {
+        const TrainSummary s = train({load_config(f->config, f->sets), f->config, f->resume});
+        if (s.start_step >= s.steps) {
+            fmt::print("{} is complete at step {} (raise train.max_steps to go on): val loss {:.4f} (perplexity {:.2f})\n",
+                       s.run_dir, s.steps, s.val_loss, s.val_perplexity);
+        } else {
+            fmt::print("trained {} to step {} in {:.1f} min ({:.0f} tokens/s): train loss {:.4f}, val loss {:.4f} "
+                   "(perplexity {:.2f})\n",
+                   s.run_dir, s.steps, s.seconds / 60, s.tokens_per_s, s.train_loss, s.val_loss, s.val_perplexity);
+        }
+        for (const std::string& p : s.plots) fmt::print("plot: {}\n", p);
+        for (size_t i = 0; i < s.samples.size(); i++) fmt::print("--- sample {} ---\n{}\n", i + 1, s.samples[i]);
+    });
+}
+
+}  // namespace lmforge::cli

@@ -1,0 +1,135 @@
+#include "io/checkpoint.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "io/safetensors.h"
+
+namespace lmforge {
+
+using json = nlohmann::json;
+
+namespace {
+
+json config_json(const Gpt2Config& c) {
+    return {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd},
+            {"vocab_size", c.vocab_size}, {"block_size", c.block_size}};
+}
+
+// Reads every tensor of the layout from `file` under prefix + name into `dst`, checking
+// names and shapes first.
+void read_tensors(const SafetensorsReader& file, const ParamLayout& layout, const std::string& prefix, float* dst) {
+    for (const ParamSpec& s : layout.specs()) {
+        const std::string name = prefix + s.name;
+        if (!file.contains(name)) {
+            throw InputError(fmt::format("{}: no tensor '{}'", file.path(), name),
+                             "the checkpoint is of another model, or damaged");
+        }
+        const TensorInfo& t = file.info(name);
+        if (t.shape != s.shape) {
+            throw InputError(fmt::format("{}: tensor '{}' has shape [{}], this model needs [{}]", file.path(), name,
+                                         fmt::join(t.shape, ", "), fmt::join(s.shape, ", ")),
+                             "the checkpoint is of another model shape; check model.* in the config");
+        }
+        file.read(name, std::span<float>(dst + s.offset, static_cast<size_t>(s.numel)));
+        std::fill(dst + s.offset + s.numel, dst + s.offset + s.reserved, 0.0f);  // padding rows
+    }
+}
+
+void write_text(const std::string& path, const std::string& text) {
+    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
+    write_file_atomic(path, parts);
+}
+
+}  // namespace
+
+void save_model_weights(const Gpt2& model, const std::string& path) {
+    SafetensorsWriter w;
+    for (const ParamSpec& s : model.layout().specs()) {
+        w.add(s.name, Dtype::F32, s.shape, model.params().data() + s.offset);
+    }
+    w.add_metadata("format", "pt");
+    w.add_metadata("lmforge_config", config_json(model.config()).dump());
+    w.write(path);
+}
+
+Gpt2Config read_model_config(const std::string& path) {
+    const SafetensorsReader file(path);
+    const auto it = file.metadata().find("lmforge_config");
+    if (it == file.metadata().end()) {
+        throw InputError(fmt::format("{}: no lmforge_config in the metadata", path),
+                         "it was not written by lmforge; import Hugging Face weights with lmforge import");
+    }
+    try {
+        const json j = json::parse(it->second);
+        return {j.at("n_layer"), j.at("n_head"), j.at("n_embd"), j.at("vocab_size"), j.at("block_size")};
+    } catch (const json::exception& e) {
+        throw InputError(fmt::format("{}: bad lmforge_config: {}", path, e.what()));
+    }
+}
+
+void load_model_weights(Gpt2& model, const std::string& path) {
+    read_tensors(SafetensorsReader(path), model.layout(), "", model.params().data());
+}
+
+void save_checkpoint(const std::string& dir, const Gpt2& model, const AdamW& optimizer,
+                     const TrainingState& state, const std::string& config_toml) {
+    publish_directory(dir, [&](const std::string& tmp) {
+        save_model_weights(model, tmp + "/model.safetensors");
+        SafetensorsWriter opt;
+        for (const ParamSpec& s : model.layout().specs()) {
+            opt.add("m/" + s.name, Dtype::F32, s.shape, optimizer.m().data() + s.offset);
+            opt.add("v/" + s.name, Dtype::F32, s.shape, optimizer.v().data() + s.offset);
+        }
+        opt.add_metadata("optimizer_steps", std::to_string(optimizer.steps_taken()));
+        opt.write(tmp + "/optimizer.safetensors");
+        // Fault injection for tests: die half way through the save of this step.
+        if (const char* f = std::getenv("LMFORGE_FAULT_KILL_IN_SAVE"); f != nullptr && std::atoll(f) == state.step) {
+            std::raise(SIGKILL);
+        }
+        const json j = {
+            {"step", state.step},
+            {"optimizer_steps", optimizer.steps_taken()},
+            {"loader", {{"epoch", state.loader.epoch}, {"cursor", state.loader.cursor},
+                        {"windows", state.loader.windows}, {"seed", state.loader.seed}}},
+            {"sample_rng", state.sample_rng},
+            {"best_val_loss", std::isfinite(state.best_val_loss) ? json(state.best_val_loss) : json(nullptr)},
+            {"tokens_seen", state.tokens_seen},
+            {"train_seconds", state.train_seconds},
+            {"model", config_json(model.config())}};
+        write_text(tmp + "/state.json", j.dump(2) + "\n");
+        write_text(tmp + "/config.toml", config_toml);
+    });
+}
+
+void load_checkpoint(const std::string& dir, Gpt2& model, AdamW& optimizer, TrainingState& state) {
+    load_model_weights(model, dir + "/model.safetensors");
+    const SafetensorsReader opt(dir + "/optimizer.safetensors");
+    read_tensors(opt, model.layout(), "m/", optimizer.m().data());
+    read_tensors(opt, model.layout(), "v/", optimizer.v().data());
+    const MappedFile file(dir + "/state.json");
+    try {
+        const json j = json::parse(reinterpret_cast<const char*>(file.bytes().data()),
+                                   reinterpret_cast<const char*>(file.bytes().data()) + file.size());
+        state.step = j.at("step");
+        optimizer.set_steps_taken(j.at("optimizer_steps"));
+        const json& l = j.at("loader");
+        state.loader = {l.at("epoch"), l.at("cursor"), l.at("windows"), l.at("seed")};
+        state.sample_rng = j.at("sample_rng").get<Rng::State>();
+        state.best_val_loss = j.at("best_val_loss").is_null() ? std::numeric_limits<double>::infinity()
+                                                              : j.at("best_val_loss").get<double>();
+        state.tokens_seen = j.at("tokens_seen");
+        state.train_seconds = j.at("train_seconds");
+    } catch (const json::exception& e) {
+        throw InputError(fmt::format("{}/state.json: damaged: {}", dir, e.what()), "resume from another checkpoint");
+    }
+}
+
+}  // namespace lmforge

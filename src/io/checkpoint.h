@@ -1,0 +1,44 @@
+// Checkpoints: one directory per save, written aside and renamed into place, so a crash or a
+// full disk mid-save leaves the previous checkpoint as it was.
+//   model.safetensors      weights with Hugging Face GPT-2 names and shapes; the model's
+//                          shape in the metadata ("lmforge_config")
+//   optimizer.safetensors  AdamW's moments, "m/<name>" and "v/<name>"
+//   state.json             step, optimizer steps, data-loader position, sampling RNG, best
+//                          validation loss, tokens seen
+//   config.toml            the run's resolved configuration
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "core/rng.h"
+#include "data/dataloader.h"
+#include "model/gpt2.h"
+#include "optim/adamw.h"
+
+namespace lmforge {
+
+struct TrainingState {
+    int64_t step = 0;  // optimizer steps completed
+    DataLoaderState loader;
+    Rng::State sample_rng{};
+    double best_val_loss = std::numeric_limits<double>::infinity();
+    int64_t tokens_seen = 0;
+    double train_seconds = 0;  // wall time spent training, over all sessions
+};
+
+// model.safetensors alone: what export, sampling and evaluation need.
+void save_model_weights(const Gpt2& model, const std::string& path);
+// InputError naming the file and the first tensor whose name or shape does not fit.
+void load_model_weights(Gpt2& model, const std::string& path);
+// The model shape recorded in a model.safetensors.
+Gpt2Config read_model_config(const std::string& path);
+
+// Writes the whole checkpoint directory `dir` atomically.
+void save_checkpoint(const std::string& dir, const Gpt2& model, const AdamW& optimizer,
+                     const TrainingState& state, const std::string& config_toml);
+// Loads weights, moments and state from `dir` into a model of the same shape.
+void load_checkpoint(const std::string& dir, Gpt2& model, AdamW& optimizer, TrainingState& state);
+
+}  // namespace lmforge

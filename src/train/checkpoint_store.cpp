@@ -1,0 +1,75 @@
+#include "train/checkpoint_store.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/file_io.h"
+
+namespace lmforge {
+
+namespace fs = std::filesystem;
+
+CheckpointStore::CheckpointStore(std::string run_dir, int64_t keep_last)
+    : run_dir_(std::move(run_dir)), dir_(run_dir_ + "/checkpoints"), keep_last_(keep_last) {}
+
+std::string CheckpointStore::save(const Gpt2& model, const AdamW& optimizer, const TrainingState& state,
+                                  const std::string& config_toml, bool is_best) {
+    const std::string name = fmt::format("step_{:06d}", state.step);
+    const std::string path = dir_ + "/" + name;
+    fs::create_directories(dir_);
+    save_checkpoint(path, model, optimizer, state, config_toml);
+    const std::string pointer = name + "\n";
+    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(pointer))};
+    write_file_atomic(run_dir_ + "/latest", parts);
+    if (is_best) {
+        // best/: hard links to this checkpoint's files (no copy), published atomically.
+        publish_directory(run_dir_ + "/best", [&](const std::string& tmp) {
+            for (const auto& e : fs::directory_iterator(path)) {
+                fs::create_hard_link(e.path(), fs::path(tmp) / e.path().filename());
+            }
+        });
+    }
+    std::vector<std::string> steps;
+    for (const auto& e : fs::directory_iterator(dir_)) {
+        const std::string n = e.path().filename().string();
+        if (e.is_directory() && n.rfind("step_", 0) == 0) steps.push_back(n);
+    }
+    std::sort(steps.begin(), steps.end());
+    for (size_t i = 0; i + static_cast<size_t>(keep_last_) < steps.size(); i++) {
+        if (steps[i] != name) fs::remove_all(fs::path(dir_) / steps[i]);
+    }
+    return path;
+}
+
+std::optional<std::string> CheckpointStore::latest() const {
+    std::ifstream in(run_dir_ + "/latest");
+    std::string name;
+    if (!(in >> name)) return std::nullopt;
+    const std::string path = dir_ + "/" + name;
+    if (!fs::is_directory(path)) {
+        throw InputError(fmt::format("{}/latest names {}, which does not exist", run_dir_, name),
+                         "remove the latest file to start over, or restore the checkpoint");
+    }
+    return path;
+}
+
+void CheckpointStore::remove_stale_temporaries() const {
+    for (const fs::path& d : {fs::path(run_dir_), fs::path(dir_)}) {
+        std::error_code ec;
+        if (!fs::is_directory(d, ec)) continue;
+        for (const auto& e : fs::directory_iterator(d)) {
+            const std::string n = e.path().filename().string();
+            const bool aside = n[0] == '.' && (n.find(".tmp-") != std::string::npos || n.find(".old-") != std::string::npos);
+            const bool partial_file = n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0;  // write_file_atomic's
+            if (aside || partial_file) {
+                fs::remove_all(e.path());
+            }
+        }
+    }
+}
+
+}  // namespace lmforge

@@ -1,0 +1,34 @@
+// The checkpoints of a run directory: checkpoints/step_NNNNNN/ (io/checkpoint.h), a file
+// `latest` naming the newest, and `best/` (the lowest validation loss), keeping the last K.
+// `latest` is replaced atomically after the checkpoint it names is complete, so it always
+// names a whole checkpoint, even when a save was killed half way.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "io/checkpoint.h"
+
+namespace lmforge {
+
+class CheckpointStore {
+public:
+    CheckpointStore(std::string run_dir, int64_t keep_last);
+
+    // Saves the checkpoint for state.step, points `latest` at it, copies it to best/ if
+    // is_best, and removes checkpoints beyond the last keep_last. Returns its directory.
+    std::string save(const Gpt2& model, const AdamW& optimizer, const TrainingState& state,
+                     const std::string& config_toml, bool is_best);
+
+    // The directory `latest` names, if any.
+    std::optional<std::string> latest() const;
+
+    // Removes what a killed save left behind (temporary directories).
+    void remove_stale_temporaries() const;
+
+private:
+    std::string run_dir_, dir_;
+    int64_t keep_last_;
+};
+
+}  // namespace lmforge

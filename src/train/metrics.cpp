@@ -1,0 +1,52 @@
+#include "train/metrics.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_io.h"
+
+namespace lmforge {
+
+MetricsLog::MetricsLog(const std::string& run_dir, bool tensorboard, int64_t keep_before)
+    : path_(run_dir + "/metrics.jsonl") {
+    std::string kept;
+    if (keep_before > 0) {
+        std::ifstream in(path_);
+        for (std::string line; std::getline(in, line);) {
+            const auto j = nlohmann::json::parse(line, nullptr, false);
+            if (j.is_object() && j.contains("step") && j["step"].get<int64_t>() < keep_before) kept += line + "\n";
+        }
+    }
+    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(kept))};
+    write_file_atomic(path_, parts);
+    file_ = std::fopen(path_.c_str(), "a");
+    if (file_ == nullptr) throw Error(fmt::format("{}: cannot open for appending", path_));
+    if (tensorboard) {
+        std::filesystem::create_directories(run_dir + "/tensorboard");
+        tb_ = std::make_unique<TensorBoardWriter>(run_dir + "/tensorboard");
+    }
+}
+
+MetricsLog::~MetricsLog() {
+    if (file_ != nullptr) std::fclose(file_);
+}
+
+void MetricsLog::write(int64_t step, const std::string& group,
+                       const std::vector<std::pair<std::string, double>>& values) {
+    nlohmann::ordered_json j = {{"step", step}};
+    for (const auto& [k, v] : values) {
+        j[k] = std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+        if (tb_ && std::isfinite(v)) tb_->scalar(group + "/" + k, step, v);
+    }
+    const std::string line = j.dump() + "\n";
+    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
+        throw Error(fmt::format("{}: cannot write", path_), "check free disk space");
+    }
+}
+
+}  // namespace lmforge

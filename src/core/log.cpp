@@ -49,6 +49,14 @@ void set_file(const std::string& path) {
     l.file = path.empty() ? nullptr : std::fopen(path.c_str(), "a");
 }
 
+void to_file(std::string_view text) {
+    Logger& l = logger();
+    std::lock_guard lock(l.mutex);
+    if (l.file == nullptr) return;
+    std::fwrite(text.data(), 1, text.size(), l.file);
+    std::fflush(l.file);
+}
+
 void write(Level level, std::string_view message) {
     Logger& l = logger();
     if (level < l.level) return;

@@ -17,6 +17,8 @@ void set_level(Level level);
 void set_rank(int rank);                  // -1: a single process, no prefix
 void set_file(const std::string& path);  // also append lines to this file; "" to stop
 void write(Level level, std::string_view message);
+// Writes to the log file only (not stderr): for long records such as a run's configuration.
+void to_file(std::string_view text);
 // Sends the lines meant for stderr through `sink` instead (e.g. to print them above a
 // progress bar); an empty function restores plain stderr.
 void set_stderr_sink(std::function<void(const std::string&)> sink);

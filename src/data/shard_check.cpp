@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,10 @@ DataCheck check_shards(const std::string& dir, int64_t vocab_size) {
         if (j.is_object() && j.contains("vocab_size")) c.vocab_size = j["vocab_size"].get<int64_t>();
     }
     bool any = false;
+    std::vector<int64_t> train_counts(static_cast<size_t>(std::max<int64_t>(c.vocab_size, 0)), 0);
+    double val_nll = 0;
+    int64_t val_tokens = 0;
+    std::vector<int64_t> val_counts(train_counts.size(), 0);
     for (const std::string split : {"train", "val"}) {
         std::vector<std::string> paths;
         try {
@@ -35,6 +40,16 @@ DataCheck check_shards(const std::string& dir, int64_t vocab_size) {
         for (const std::string& p : paths) {
             const Shard s(p);
             if (c.vocab_size > 0) s.check_vocab(c.vocab_size);
+            if (c.vocab_size > 0 && split == "train") {
+                for (const uint16_t t : s.tokens()) train_counts[t]++;
+            } else if (c.vocab_size > 0) {  // train's counts are complete: train comes first
+                const double total = static_cast<double>(c.split_tokens["train"] + c.vocab_size);
+                for (const uint16_t t : s.tokens()) {
+                    val_nll -= std::log((static_cast<double>(train_counts[t]) + 1) / total);
+                    val_counts[t]++;
+                }
+                val_tokens += static_cast<int64_t>(s.tokens().size());
+            }
             c.split_tokens[split] += static_cast<int64_t>(s.tokens().size());
             c.split_shards[split]++;
             c.shards++;
@@ -42,6 +57,15 @@ DataCheck check_shards(const std::string& dir, int64_t vocab_size) {
         }
     }
     if (!any) find_shards(dir, "train");  // throws the one-line error naming dir
+    c.unigram_val_loss = val_tokens > 0 && c.split_tokens["train"] > 0 ? val_nll / static_cast<double>(val_tokens)
+                                                                       : std::nan("");
+    c.unigram_val_entropy = val_tokens > 0 ? 0 : std::nan("");
+    for (const int64_t n : val_counts) {
+        if (n > 0) {
+            const double p = static_cast<double>(n) / static_cast<double>(val_tokens);
+            c.unigram_val_entropy -= p * std::log(p);
+        }
+    }
     return c;
 }
 

@@ -12,6 +12,13 @@ struct DataCheck {
     int64_t shards = 0;
     int64_t vocab_size = 0;  // 0: unknown, tokens not checked
     std::map<std::string, int64_t> split_tokens, split_shards;  // by split ("train", "val")
+    // The loss a model that knows only token frequencies gets: validation cross-entropy (nats
+    // per token) under the training split's unigram counts, add-one smoothed over the
+    // vocabulary. The bar a trained model must clear. NaN without both splits or a vocabulary.
+    double unigram_val_loss = 0;
+    // Stricter: the validation split's own unigram entropy (its frequencies known in advance),
+    // which no model that ignores context can beat.
+    double unigram_val_entropy = 0;
 };
 
 // InputError naming the first shard that is damaged or holds a token outside the vocabulary.

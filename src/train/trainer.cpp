@@ -181,7 +181,7 @@ TrainSummary train(const TrainOptions& opts) {
               model.layout().count());
     log::info("batch: {} sequences x {} tokens x {} accumulation = {} tokens per step; {} steps; data {} ({} train windows)",
               B, T, accum, total, cfg.train.max_steps, cfg.data.dir, train_loader.windows_per_epoch());
-    log::debug("resolved configuration:\n{}", config_toml);
+    log::to_file(fmt::format("resolved configuration (also in {}/config.toml):\n{}", run, config_toml));
 
     const double flops_token = flops_per_token(mcfg, model.layout().count(), T);
     std::vector<int32_t> x(B * T), y(B * T);

@@ -7,11 +7,13 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace {
 
 int fail(int status, const std::string& message) {
-    fmt::print(stderr, "lmforge: error: {}\n", message);
+    const int rank = lmforge::log::rank();  // in a multi-process run, say which process
+    fmt::print(stderr, "lmforge: error: {}{}\n", rank >= 0 ? fmt::format("[rank {}] ", rank) : "", message);
     return status;
 }
 

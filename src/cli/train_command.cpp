@@ -21,6 +21,7 @@ void add_train_command(CLI::App& app) {
     cmd->add_flag("--resume", f->resume, "Continue from the run directory's latest checkpoint (also done when one exists)");
     cmd->callback([f] {
         const TrainSummary s = train({load_config(f->config, f->sets), f->config, f->resume});
+        if (s.rank != 0) return;  // rank 0 reports for the run
         if (s.start_step >= s.steps) {
             fmt::print("{} is complete at step {} (raise train.max_steps to go on): val loss {:.4f} (perplexity {:.2f})\n",
                        s.run_dir, s.steps, s.val_loss, s.val_perplexity);

@@ -36,6 +36,8 @@ void set_level(Level level) { logger().level = level; }
 
 void set_rank(int rank) { logger().rank = rank; }
 
+int rank() { return logger().rank; }
+
 void set_stderr_sink(std::function<void(const std::string&)> sink) {
     Logger& l = logger();
     std::lock_guard lock(l.mutex);

@@ -15,6 +15,7 @@ enum class Level { Debug = 0, Info = 1, Warn = 2, Error = 3 };
 
 void set_level(Level level);
 void set_rank(int rank);                  // -1: a single process, no prefix
+int rank();
 void set_file(const std::string& path);  // also append lines to this file; "" to stop
 void write(Level level, std::string_view message);
 // Writes to the log file only (not stderr): for long records such as a run's configuration.

@@ -79,16 +79,16 @@ void load_model_weights(Gpt2& model, const std::string& path) {
     read_tensors(SafetensorsReader(path), model.layout(), "", model.params().data());
 }
 
-void save_checkpoint(const std::string& dir, const Gpt2& model, const AdamW& optimizer,
+void save_checkpoint(const std::string& dir, const Gpt2& model, const OptimizerMoments& moments,
                      const TrainingState& state, const std::string& config_toml) {
     publish_directory(dir, [&](const std::string& tmp) {
         save_model_weights(model, tmp + "/model.safetensors");
         SafetensorsWriter opt;
         for (const ParamSpec& s : model.layout().specs()) {
-            opt.add("m/" + s.name, Dtype::F32, s.shape, optimizer.m().data() + s.offset);
-            opt.add("v/" + s.name, Dtype::F32, s.shape, optimizer.v().data() + s.offset);
+            opt.add("m/" + s.name, Dtype::F32, s.shape, moments.m.data() + s.offset);
+            opt.add("v/" + s.name, Dtype::F32, s.shape, moments.v.data() + s.offset);
         }
-        opt.add_metadata("optimizer_steps", std::to_string(optimizer.steps_taken()));
+        opt.add_metadata("optimizer_steps", std::to_string(moments.steps));
         opt.write(tmp + "/optimizer.safetensors");
         // Fault injection for tests: die half way through the save of this step.
         if (const char* f = std::getenv("LMFORGE_FAULT_KILL_IN_SAVE"); f != nullptr && std::atoll(f) == state.step) {
@@ -96,7 +96,7 @@ void save_checkpoint(const std::string& dir, const Gpt2& model, const AdamW& opt
         }
         const json j = {
             {"step", state.step},
-            {"optimizer_steps", optimizer.steps_taken()},
+            {"optimizer_steps", moments.steps},
             {"loader", {{"epoch", state.loader.epoch}, {"cursor", state.loader.cursor},
                         {"windows", state.loader.windows}, {"seed", state.loader.seed}}},
             {"sample_rng", state.sample_rng},
@@ -109,17 +109,17 @@ void save_checkpoint(const std::string& dir, const Gpt2& model, const AdamW& opt
     });
 }
 
-void load_checkpoint(const std::string& dir, Gpt2& model, AdamW& optimizer, TrainingState& state) {
+void load_checkpoint(const std::string& dir, Gpt2& model, OptimizerMoments& moments, TrainingState& state) {
     load_model_weights(model, dir + "/model.safetensors");
     const SafetensorsReader opt(dir + "/optimizer.safetensors");
-    read_tensors(opt, model.layout(), "m/", optimizer.m().data());
-    read_tensors(opt, model.layout(), "v/", optimizer.v().data());
+    read_tensors(opt, model.layout(), "m/", moments.m.data());
+    read_tensors(opt, model.layout(), "v/", moments.v.data());
     const MappedFile file(dir + "/state.json");
     try {
         const json j = json::parse(reinterpret_cast<const char*>(file.bytes().data()),
                                    reinterpret_cast<const char*>(file.bytes().data()) + file.size());
         state.step = j.at("step");
-        optimizer.set_steps_taken(j.at("optimizer_steps"));
+        moments.steps = j.at("optimizer_steps");
         const json& l = j.at("loader");
         state.loader = {l.at("epoch"), l.at("cursor"), l.at("windows"), l.at("seed")};
         state.sample_rng = j.at("sample_rng").get<Rng::State>();

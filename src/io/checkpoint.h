@@ -15,7 +15,7 @@
 #include "core/rng.h"
 #include "data/dataloader.h"
 #include "model/gpt2.h"
-#include "optim/adamw.h"
+#include <span>
 
 namespace lmforge {
 
@@ -35,10 +35,17 @@ void load_model_weights(Gpt2& model, const std::string& path);
 // The model shape recorded in a model.safetensors.
 Gpt2Config read_model_config(const std::string& path);
 
+// AdamW's moments over the whole layout (each the size of the parameter buffer) and its step
+// count: what a checkpoint keeps, whether one process or many (ZeRO-1 shards) held them.
+struct OptimizerMoments {
+    std::span<float> m, v;
+    int64_t steps = 0;
+};
+
 // Writes the whole checkpoint directory `dir` atomically.
-void save_checkpoint(const std::string& dir, const Gpt2& model, const AdamW& optimizer,
+void save_checkpoint(const std::string& dir, const Gpt2& model, const OptimizerMoments& moments,
                      const TrainingState& state, const std::string& config_toml);
 // Loads weights, moments and state from `dir` into a model of the same shape.
-void load_checkpoint(const std::string& dir, Gpt2& model, AdamW& optimizer, TrainingState& state);
+void load_checkpoint(const std::string& dir, Gpt2& model, OptimizerMoments& moments, TrainingState& state);
 
 }  // namespace lmforge

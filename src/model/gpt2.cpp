@@ -32,6 +32,10 @@ Gpt2::Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm) : cfg_(cfg), gemm_(gemm) 
     accumulated_grads_ = {{g_.wpe, static_cast<size_t>(cfg_.block_size * C)},
                           {g_.ln_f_weight, static_cast<size_t>(C)},
                           {g_.ln_f_bias, static_cast<size_t>(C)}};
+    for (int64_t l = 0; l < cfg_.n_layer; l++) {
+        block_begin_.push_back(layout_.find(fmt::format("h.{}.ln_1.weight", l)).offset);
+    }
+    block_begin_.push_back(layout_.find("ln_f.weight").offset);
     for (const Gpt2LayerParams& l : g_.h) {
         for (auto [grad, n] : {std::pair{l.ln_1_weight, C}, {l.ln_1_bias, C}, {l.c_attn_bias, 3 * C},
                                {l.attn_c_proj_bias, C}, {l.ln_2_weight, C}, {l.ln_2_bias, C},
@@ -162,6 +166,7 @@ void Gpt2::backward(float loss_scale) {
     layernorm_backward(acts_.dres, g_.ln_f_weight, g_.ln_f_bias, acts_.dln, last, p_.ln_f_weight,
                        acts_.lnf_mean, acts_.lnf_rstd, N, C);
     lap("layernorm_bwd");
+    if (ready_hook_) ready_hook_(block_begin_.back(), layout_.total());
 
     // acts_.dres holds d(loss)/d(block output); each block adds its branches' gradients to it.
     for (int64_t l = cfg_.n_layer - 1; l >= 0; l--) {
@@ -207,9 +212,11 @@ void Gpt2::backward(float loss_scale) {
         layernorm_backward(acts_.dres, dw.ln_1_weight, dw.ln_1_bias, acts_.dln, residual,
                            w.ln_1_weight, a.ln1_mean, a.ln1_rstd, N, C);
         lap("layernorm_bwd");
+        if (ready_hook_) ready_hook_(block_begin_[l], block_begin_[l + 1]);
     }
     encoder_backward(g_.wte, g_.wpe, acts_.dres, inputs_, B, T, C);
     lap("encoder_bwd");
+    if (ready_hook_) ready_hook_(0, block_begin_.front());
     targets_ = nullptr;  // the logits are gone; another backward needs another forward
 }
 

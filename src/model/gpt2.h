@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include "backend/gemm.h"
@@ -55,6 +56,11 @@ public:
     // Times every kernel call into `profiler` (null: no timing).
     void set_profiler(Profiler* profiler) { profiler_ = profiler; }
 
+    // Called by backward as ranges [begin, end) of the flat gradient buffer become final:
+    // ln_f's first, then each block from the last to the first, then the embeddings — from
+    // the end of the buffer to its start. Empty: no calls. (For overlapping communication.)
+    void set_grads_ready_hook(std::function<void(int64_t begin, int64_t end)> hook) { ready_hook_ = std::move(hook); }
+
 private:
     void lap(const char* name) {
         if (profiler_ != nullptr) profiler_->lap(name);
@@ -76,6 +82,8 @@ private:
     // Gradients backward only ever adds to (biases, LayerNorm, wpe): zeroed when stale.
     std::vector<std::span<float>> accumulated_grads_;
     Profiler* profiler_ = nullptr;
+    std::function<void(int64_t, int64_t)> ready_hook_;
+    std::vector<int64_t> block_begin_;  // offset of each block's first tensor; then ln_f's
 };
 
 }  // namespace lmforge

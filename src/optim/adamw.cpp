@@ -9,11 +9,14 @@
 
 namespace lmforge {
 
-AdamW::AdamW(const ParamLayout& layout, const AdamWConfig& cfg)
-    : cfg_(cfg), m_(layout.total()), v_(layout.total()) {
+AdamW::AdamW(const ParamLayout& layout, const AdamWConfig& cfg, int64_t begin, int64_t end)
+    : cfg_(cfg), begin_(begin), end_(end < 0 ? layout.total() : end), m_(end_ - begin_), v_(end_ - begin_) {
     for (const ParamSpec& s : layout.specs()) {
-        segments_.push_back({s.offset, s.reserved, s.decay});
-        total_ += s.reserved;
+        const int64_t lo = std::max(begin_, s.offset), hi = std::min(end_, s.offset + s.reserved);
+        if (lo < hi) {
+            segments_.push_back({lo - begin_, hi - lo, s.decay});
+            total_ += hi - lo;
+        }
     }
 }
 

@@ -1,5 +1,7 @@
 // AdamW on flat buffers: moments m and v share the parameter layout; weight decay applies to
-// the parameters the layout marks (matrices), never to biases or LayerNorm.
+// the parameters the layout marks (matrices), never to biases or LayerNorm. An optimizer may
+// own only a range [begin, end) of the flat buffer (ZeRO-1: each rank its shard), holding
+// moments for that range alone.
 #pragma once
 
 #include <cstdint>
@@ -20,15 +22,21 @@ struct AdamWConfig {
 
 class AdamW {
 public:
-    AdamW(const ParamLayout& layout, const AdamWConfig& cfg);
+    // Owns [begin, end) of the layout's flat buffer; end -1: to its end.
+    AdamW(const ParamLayout& layout, const AdamWConfig& cfg, int64_t begin = 0, int64_t end = -1);
 
-    // One step at learning rate lr: params updated from grads (both in the layout), each
-    // gradient first multiplied by grad_scale (the clip factor, so that clipping needs no
-    // pass of its own over the gradients).
+    // One step at learning rate lr. params and grads point at the start of the owned range
+    // (params + begin(), and grads + begin() or a buffer of just the range). Each gradient
+    // is first multiplied by grad_scale (the clip factor, so that clipping needs no pass of
+    // its own over the gradients).
     void step(float* params, const float* grads, float lr, float grad_scale = 1.0f);
+
+    int64_t begin() const { return begin_; }
+    int64_t end() const { return end_; }
 
     int64_t steps_taken() const { return step_; }
     void set_steps_taken(int64_t n) { step_ = n; }
+    // The moments of the owned range.
     std::span<float> m() { return m_.span(); }
     std::span<float> v() { return v_.span(); }
     std::span<const float> m() const { return m_.span(); }
@@ -37,11 +45,12 @@ public:
 
 private:
     struct Segment {
-        int64_t offset, length;
+        int64_t offset, length;  // offset relative to begin_
         bool decay;
     };
     AdamWConfig cfg_;
-    std::vector<Segment> segments_;  // the layout's tensors, in buffer order
+    int64_t begin_, end_;
+    std::vector<Segment> segments_;  // the layout's tensors within the range, in buffer order
     int64_t total_ = 0;              // floats in all segments together
     AlignedBuffer<float> m_, v_;
     int64_t step_ = 0;

@@ -16,12 +16,12 @@ namespace fs = std::filesystem;
 CheckpointStore::CheckpointStore(std::string run_dir, int64_t keep_last)
     : run_dir_(std::move(run_dir)), dir_(run_dir_ + "/checkpoints"), keep_last_(keep_last) {}
 
-std::string CheckpointStore::save(const Gpt2& model, const AdamW& optimizer, const TrainingState& state,
+std::string CheckpointStore::save(const Gpt2& model, const OptimizerMoments& moments, const TrainingState& state,
                                   const std::string& config_toml, bool is_best) {
     const std::string name = fmt::format("step_{:06d}", state.step);
     const std::string path = dir_ + "/" + name;
     fs::create_directories(dir_);
-    save_checkpoint(path, model, optimizer, state, config_toml);
+    save_checkpoint(path, model, moments, state, config_toml);
     const std::string pointer = name + "\n";
     const std::span<const std::byte> parts[] = {std::as_bytes(std::span(pointer))};
     write_file_atomic(run_dir_ + "/latest", parts);

@@ -45,6 +45,9 @@ void visit_config(TrainConfig& c, V&& v) {
     v("optim.beta1", c.optim.beta1, "AdamW β1");
     v("optim.beta2", c.optim.beta2, "AdamW β2");
     v("optim.eps", c.optim.eps, "AdamW ε");
+    v("optim.zero_stage", c.optim.zero_stage, "0: every process keeps all of Adam's moments; 1: each keeps its shard (ZeRO-1: reduce-scatter gradients, update the shard, all-gather parameters)");
+    v("dist.bucket_mb", c.dist.bucket_mb, "size of the gradient buckets all-reduced while backward runs (processes > 1, zero_stage 0)");
+    v("dist.overlap", c.dist.overlap, "all-reduce buckets during backward, overlapping computation; false: all at once after it");
     v("eval.every", c.eval.every, "steps between validation evaluations; 0: only at the end");
     v("eval.batches", c.eval.batches, "validation batches per evaluation");
     v("checkpoint.every", c.checkpoint.every, "steps between checkpoints; 0: only at the end");
@@ -298,6 +301,9 @@ void validate_config(const TrainConfig& c) {
     require(c.optim.beta1 >= 0 && c.optim.beta1 < 1, "optim.beta1", show(c.optim.beta1), "must lie in [0, 1)");
     require(c.optim.beta2 >= 0 && c.optim.beta2 < 1, "optim.beta2", show(c.optim.beta2), "must lie in [0, 1)");
     require(c.optim.eps > 0, "optim.eps", show(c.optim.eps), "must be positive");
+    require(c.optim.zero_stage == 0 || c.optim.zero_stage == 1, "optim.zero_stage", show(c.optim.zero_stage),
+            "must be 0 or 1");
+    require(c.dist.bucket_mb > 0, "dist.bucket_mb", show(c.dist.bucket_mb), "must be positive");
     require(c.log.peak_gflops > 0, "log.peak_gflops", show(c.log.peak_gflops), "must be positive");
     require(c.sample.temperature >= 0, "sample.temperature", show(c.sample.temperature), "must not be negative");
     const std::string& s = c.optim.schedule;

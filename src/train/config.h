@@ -41,7 +41,12 @@ struct TrainConfig {
         double grad_clip = 1.0;
         std::string schedule = "cosine";  // cosine, linear, constant
         double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
+        int64_t zero_stage = 0;  // 1: shard Adam's moments over the processes (ZeRO-1)
     } optim;
+    struct Dist {
+        double bucket_mb = 25;  // gradient buckets all-reduced during backward
+        bool overlap = true;
+    } dist;
     struct Eval {
         int64_t every = 100;   // steps; 0: only at the end
         int64_t batches = 20;  // validation batches per evaluation

@@ -206,7 +206,8 @@ std::vector<std::string> write_loss_plots(const std::string& run_dir) {
         if (j.contains("loss")) train.points.emplace_back(step, j["loss"].get<double>());
         if (j.contains("val_loss")) val.points.emplace_back(step, j["val_loss"].get<double>());
     }
-    Chart chart{"loss", "step", "loss", {}};
+    const std::string name = std::filesystem::path(run_dir).lexically_normal().filename().string();
+    Chart chart{name.empty() ? "loss" : name, "step", "loss", {}};
     if (!train.points.empty()) chart.series.push_back(train);
     if (!val.points.empty()) chart.series.push_back(val);
     const std::string dir = run_dir + "/plots";

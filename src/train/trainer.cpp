@@ -22,6 +22,8 @@
 #include "io/checkpoint.h"
 #include "model/gpt2.h"
 #include "model/gpt2_decoder.h"
+#include "dist/communicator.h"
+#include "dist/data_parallel.h"
 #include "optim/adamw.h"
 #include "optim/grad_clip.h"
 #include "optim/lr_schedule.h"
@@ -105,7 +107,13 @@ TrainSummary train(const TrainOptions& opts) {
                          "run lmforge prepare first, or fix data.dir");
     }
     const Gpt2Config mcfg = model_config(cfg);
-    const int world = 1, rank = 0;
+    const std::unique_ptr<Communicator> comm = make_communicator();
+    const int world = comm->size(), rank = comm->rank();
+    const bool lead = rank == 0;  // writes the run directory, logs, metrics, plots
+    if (world > 1) {
+        log::set_rank(rank);
+        if (!lead) log::set_level(log::Level::Warn);
+    }
     const int64_t B = cfg.train.batch_size, T = cfg.train.seq_len;
     const int64_t per_step = B * T * world;
     const int64_t total = cfg.train.total_batch_tokens > 0 ? cfg.train.total_batch_tokens : per_step;
@@ -115,7 +123,8 @@ TrainSummary train(const TrainOptions& opts) {
                          fmt::format("use a multiple of {}", per_step));
     }
     const int64_t accum = total / per_step;
-    backend::set_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads) : backend::hardware_threads());
+    backend::set_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads)
+                                               : std::max(1, backend::hardware_threads() / comm->local_size()));
     DataLoader train_loader({cfg.data.dir, "train", B, T, rank, world, cfg.data.shuffle,
                              static_cast<uint64_t>(cfg.train.seed), mcfg.vocab_size});
     std::unique_ptr<DataLoader> val_loader;
@@ -133,29 +142,39 @@ TrainSummary train(const TrainOptions& opts) {
         log::warn("no tokenizer beside the data ({}): samples are shown as ids", e.what());
     }
 
-    check_writable(run);
+    // The run directory: rank 0 writes it; on resume every rank reads the checkpoint (with
+    // several hosts, it lives on a shared file system).
     CheckpointStore store(run, cfg.checkpoint.keep_last);
-    store.remove_stale_temporaries();
+    const std::string config_toml = config_to_toml(cfg);
+    if (lead) {
+        check_writable(run);
+        store.remove_stale_temporaries();
+    }
+    comm->barrier();
     const std::optional<std::string> latest = store.latest();
     if (opts.resume && !latest) {
         throw InputError(fmt::format("{}: no checkpoint to resume from", run), "drop --resume to start the run");
     }
-    log::set_file(run + "/train.log");
-    const std::string config_toml = config_to_toml(cfg);
-    {
+    if (lead) {
+        log::set_file(run + "/train.log");
         const std::span<const std::byte> parts[] = {std::as_bytes(std::span(config_toml))};
         write_file_atomic(run + "/config.toml", parts);
+        if (tokenizer) tokenizer->save(run + "/tokenizer");
     }
-    if (tokenizer) tokenizer->save(run + "/tokenizer");
 
     auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
     Gpt2 model(mcfg, *gemm);
-    AdamW optimizer(model.layout(), {static_cast<float>(cfg.optim.beta1), static_cast<float>(cfg.optim.beta2),
-                                     static_cast<float>(cfg.optim.eps), static_cast<float>(cfg.optim.weight_decay)});
+    const AdamWConfig adam{static_cast<float>(cfg.optim.beta1), static_cast<float>(cfg.optim.beta2),
+                           static_cast<float>(cfg.optim.eps), static_cast<float>(cfg.optim.weight_decay)};
+    DataParallel dp(*comm, model, adam,
+                    {static_cast<int>(cfg.optim.zero_stage),
+                     std::max<int64_t>(1, static_cast<int64_t>(cfg.dist.bucket_mb * 1024 * 1024 / 4)), cfg.dist.overlap});
     TrainingState state;
     state.sample_rng = Rng(static_cast<uint64_t>(cfg.sample.seed)).state();
     if (latest) {
-        load_checkpoint(*latest, model, optimizer, state);
+        OptimizerMoments moments = dp.moments_for_load();
+        load_checkpoint(*latest, model, moments, state);
+        dp.adopt_loaded(moments);
         train_loader.restore(state.loader);
         log::info("resuming from {} (step {})", *latest, state.step);
     } else {
@@ -165,17 +184,28 @@ TrainSummary train(const TrainOptions& opts) {
             log::info("weights from {}", cfg.model.init_from);
         }
     }
+    // Every rank starts from rank 0's parameters exactly (seeded alike anyway).
+    comm->broadcast(model.params().data(), model.params().size() * sizeof(float), 0);
     summary.start_step = state.step;
     model.plan(B, T);
     const LrSchedule schedule{LrSchedule::parse_kind(cfg.optim.schedule), cfg.optim.lr, cfg.optim.min_lr_ratio,
                               cfg.optim.warmup_steps, cfg.train.max_steps};
-    MetricsLog metrics(run, cfg.log.tensorboard, state.step);
+    std::unique_ptr<MetricsLog> metrics;
+    if (lead) metrics = std::make_unique<MetricsLog>(run, cfg.log.tensorboard, state.step);
     Rng sample_rng;
     sample_rng.set_state(state.sample_rng);
 
     char host[256] = "?";
     gethostname(host, sizeof(host) - 1);
-    log::info("lmforge 0.1.0 on {} ({}), {} threads, fp32, run directory {}", host, cpu_model(), backend::max_threads(), run);
+    log::info("lmforge 0.1.0 on {} ({}), {} process{} ({}) x {} threads, fp32, run directory {}", host, cpu_model(),
+              world, world > 1 ? "es" : "", comm->name(), backend::max_threads(), run);
+    if (world > 1 || cfg.optim.zero_stage > 0) {
+        log::info("data parallel: {}, optimizer state {:.1f} MB on this process", cfg.optim.zero_stage == 1
+                      ? "ZeRO-1 (moments sharded, gradients reduce-scattered, parameters all-gathered)"
+                      : cfg.dist.overlap ? fmt::format("gradients all-reduced in {:g} MB buckets during backward", cfg.dist.bucket_mb)
+                                         : "gradients all-reduced after backward",
+                  dp.moment_bytes() / 1e6);
+    }
     log::info("model: {} layers, {} heads, width {}, vocabulary {} (padded {}), context {}: {} parameters",
               mcfg.n_layer, mcfg.n_head, mcfg.n_embd, mcfg.vocab_size, mcfg.padded_vocab(), mcfg.block_size,
               model.layout().count());
@@ -189,10 +219,12 @@ TrainSummary train(const TrainOptions& opts) {
     int64_t last_val_step = -1;
     const auto run_eval = [&](int64_t step) {
         if (!val_loader) return;
-        const EvalResult e = evaluate(model, *val_loader, cfg.eval.batches);
+        EvalResult e = evaluate(model, *val_loader, cfg.eval.batches);  // this rank's part
+        e.loss = comm->allreduce_sum(e.loss) / world;
+        e.perplexity = std::exp(e.loss);
         last_val = e.loss;
         last_val_step = step;
-        metrics.write(step, "val", {{"val_loss", e.loss}, {"val_perplexity", e.perplexity}});
+        if (metrics) metrics->write(step, "val", {{"val_loss", e.loss}, {"val_perplexity", e.perplexity}});
         log::info("step {:>6}: val loss {:.4f}, perplexity {:.2f}{}", step, e.loss, e.perplexity,
                   e.loss < state.best_val_loss ? " (best)" : "");
     };
@@ -202,8 +234,12 @@ TrainSummary train(const TrainOptions& opts) {
         state.sample_rng = sample_rng.state();
         const bool best = last_val_step == step && last_val < state.best_val_loss;
         if (best) state.best_val_loss = last_val;
-        const std::string dir = store.save(model, optimizer, state, config_toml, best);
-        log::info("step {:>6}: checkpoint {}{}", step, dir, best ? " (best)" : "");
+        const OptimizerMoments moments = dp.moments_for_save(0);  // collective
+        if (lead) {
+            const std::string dir = store.save(model, moments, state, config_toml, best);
+            log::info("step {:>6}: checkpoint {}{}", step, dir, best ? " (best)" : "");
+        }
+        comm->barrier();
     };
     const auto show_sample = [&](int64_t step) -> std::string {
         const int32_t start = tokenizer && tokenizer->eot_id() ? *tokenizer->eot_id() : 0;
@@ -225,18 +261,18 @@ TrainSummary train(const TrainOptions& opts) {
     };
 
     std::unique_ptr<Progress> bar;
-    if (Progress::terminal()) {
+    if (lead && Progress::terminal()) {
         bar = std::make_unique<Progress>("training", static_cast<double>(cfg.train.max_steps), "steps", 1.0);
         bar->update(static_cast<double>(state.step), "");
         log::set_stderr_sink([&bar](const std::string& line) { bar->print_above(line); });
     }
     double tokens_this_session = 0, train_seconds_this_session = 0;
-    double data_s = 0, fwd_s = 0, bwd_s = 0, opt_s = 0;
+    double data_s = 0, fwd_s = 0, bwd_s = 0, opt_s = 0, comm_s = 0;
     for (int64_t step = state.step; step < cfg.train.max_steps; step++) {
         const double lr = schedule.at(step);
         if (cfg.eval.every > 0 && step % cfg.eval.every == 0) run_eval(step);
         if (cfg.checkpoint.every > 0 && step % cfg.checkpoint.every == 0 && step > summary.start_step) save(step);
-        if (cfg.sample.every > 0 && step > 0 && step % cfg.sample.every == 0) show_sample(step);
+        if (lead && cfg.sample.every > 0 && step > 0 && step % cfg.sample.every == 0) show_sample(step);
 
         Timer step_timer, phase;
         double loss_sum = 0;
@@ -249,16 +285,17 @@ TrainSummary train(const TrainOptions& opts) {
             loss_sum += model.forward(x.data(), y.data());
             fwd_s += phase.seconds();
             phase.reset();
-            model.backward(1.0f / static_cast<float>(accum));
+            dp.before_backward(micro + 1 == accum);
+            // Scaled so that summing over micro-steps and ranks gives the mean gradient.
+            model.backward(1.0f / static_cast<float>(accum * world));
             bwd_s += phase.seconds();
         }
         phase.reset();
-        const double norm = grad_norm(model.grads().data(), static_cast<int64_t>(model.grads().size()));
-        optimizer.step(model.params().data(), model.grads().data(), static_cast<float>(lr),
-                       clip_factor(norm, cfg.optim.grad_clip));
-        opt_s += phase.seconds();
+        const double norm = dp.step(static_cast<float>(lr), cfg.optim.grad_clip);
+        opt_s += phase.seconds() - dp.comm_seconds();
+        comm_s += dp.comm_seconds();
         const double step_s = step_timer.seconds();
-        const double loss = loss_sum / static_cast<double>(accum);
+        const double loss = (world > 1 ? comm->allreduce_sum(loss_sum) / world : loss_sum) / static_cast<double>(accum);
         if (!std::isfinite(loss)) {
             throw Error(fmt::format("step {}: the loss is {}", step, loss), "lower optim.lr or raise warm-up");
         }
@@ -266,16 +303,19 @@ TrainSummary train(const TrainOptions& opts) {
         tokens_this_session += static_cast<double>(total);
         train_seconds_this_session += step_s;
         state.tokens_seen += total;
-        metrics.write(step, "train", {{"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"tokens_per_s", tok_s},
-                                      {"step_ms", step_s * 1e3}});
+        if (metrics) {
+            metrics->write(step, "train", {{"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"tokens_per_s", tok_s},
+                                           {"step_ms", step_s * 1e3}});
+        }
         if (step % cfg.log.every == 0 || step + 1 == cfg.train.max_steps) {
             const double n = static_cast<double>(std::min<int64_t>(cfg.log.every, step - summary.start_step + 1));
             log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | norm {:.3f} | {:.0f} ms | {:.0f} tok/s | MFU {:.1f}% | "
-                      "data {} fwd {} bwd {} opt {} comm 0.0 ms",
+                      "data {} fwd {} bwd {} opt {} comm {} ms{}",
                       step, cfg.train.max_steps, loss, lr, norm, step_s * 1e3, tok_s,
-                      100 * flops_token * tok_s / 1e9 / cfg.log.peak_gflops, fmt_ms(data_s / n), fmt_ms(fwd_s / n),
-                      fmt_ms(bwd_s / n), fmt_ms(opt_s / n));
-            data_s = fwd_s = bwd_s = opt_s = 0;
+                      100 * flops_token * tok_s / 1e9 / (cfg.log.peak_gflops * world), fmt_ms(data_s / n),
+                      fmt_ms(fwd_s / n), fmt_ms(bwd_s / n), fmt_ms(opt_s / n), fmt_ms(comm_s / n),
+                      dp.buckets() > 0 ? fmt::format(" ({} buckets)", dp.buckets()) : "");
+            data_s = fwd_s = bwd_s = opt_s = comm_s = 0;
         }
         if (bar) bar->update(static_cast<double>(step + 1), fmt::format("loss {:.3f}", loss));
         summary.train_loss = loss;
@@ -291,8 +331,9 @@ TrainSummary train(const TrainOptions& opts) {
     summary.steps = cfg.train.max_steps;
     summary.val_loss = last_val;
     summary.val_perplexity = std::exp(last_val);
-    if (cfg.log.plots) summary.plots = write_loss_plots(run);
-    for (int64_t i = 0; i < cfg.sample.count; i++) summary.samples.push_back(show_sample(-1));
+    if (lead && cfg.log.plots) summary.plots = write_loss_plots(run);
+    for (int64_t i = 0; lead && i < cfg.sample.count; i++) summary.samples.push_back(show_sample(-1));
+    summary.rank = rank;
     summary.seconds = session.seconds();
     summary.tokens_per_s = train_seconds_this_session > 0 ? tokens_this_session / train_seconds_this_session : 0;
     log::set_file("");

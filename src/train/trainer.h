@@ -25,6 +25,7 @@ struct TrainSummary {
     double tokens_per_s = 0;
     std::vector<std::string> plots;
     std::vector<std::string> samples;
+    int rank = 0;  // of this process: only rank 0 reports
 };
 
 TrainSummary train(const TrainOptions& opts);

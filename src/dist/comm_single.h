@@ -1,0 +1,30 @@
+// The communicator of a run with one process: every collective is the identity.
+#pragma once
+
+#include "dist/communicator.h"
+
+namespace lmforge {
+
+class SingleCommunicator final : public Communicator {
+public:
+    int rank() const override { return 0; }
+    int size() const override { return 1; }
+    int local_rank() const override { return 0; }
+    int local_size() const override { return 1; }
+    std::string name() const override { return "single"; }
+    void allreduce_sum(float*, int64_t) override {}
+    double allreduce_sum(double value) override { return value; }
+    double allreduce_max(double value) override { return value; }
+    void start_allreduce_sum(float*, int64_t) override {}
+    void progress() override {}
+    void wait_all() override {}
+    void reduce_scatter_sum(const float* data, float* out, const std::vector<int64_t>& counts) override {
+        std::copy(data, data + counts[0], out);
+    }
+    void allgather_in_place(float*, const std::vector<int64_t>&) override {}
+    void gather_in_place(float*, const std::vector<int64_t>&, int) override {}
+    void broadcast(void*, size_t, int) override {}
+    void barrier() override {}
+};
+
+}  // namespace lmforge

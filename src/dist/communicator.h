@@ -1,0 +1,54 @@
+// How the processes of a run talk: ranks, and sums and gathers over flat float buffers. MPI
+// between processes and hosts; a single-process version where every operation is trivial.
+// The trainer talks through this interface only, never to MPI directly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lmforge {
+
+class Communicator {
+public:
+    virtual ~Communicator() = default;
+
+    virtual int rank() const = 0;
+    virtual int size() const = 0;
+    virtual int local_rank() const = 0;  // among the processes on this host
+    virtual int local_size() const = 0;
+    virtual std::string name() const = 0;  // "mpi" or "single"
+
+    // data (n) = the element-wise sum over ranks, in place.
+    virtual void allreduce_sum(float* data, int64_t n) = 0;
+    virtual double allreduce_sum(double value) = 0;
+    virtual double allreduce_max(double value) = 0;
+
+    // The same, started now and finished by wait_all(): for overlapping communication with
+    // computation. progress() lets started operations advance (MPI progresses only inside
+    // MPI calls); call it now and then while computing.
+    virtual void start_allreduce_sum(float* data, int64_t n) = 0;
+    virtual void progress() = 0;
+    virtual void wait_all() = 0;
+
+    // Shards: rank r owns counts[r] elements, the shards back to back in rank order.
+    // reduce_scatter_sum: out (counts[rank]) = the sum over ranks of their data's own shard.
+    virtual void reduce_scatter_sum(const float* data, float* out, const std::vector<int64_t>& counts) = 0;
+    // allgather: data (sum of counts) receives every rank's shard, which each holds in place.
+    virtual void allgather_in_place(float* data, const std::vector<int64_t>& counts) = 0;
+    // gather_to_root: root's data receives every shard (others' data is left alone).
+    virtual void gather_in_place(float* data, const std::vector<int64_t>& counts, int root) = 0;
+
+    virtual void broadcast(void* data, size_t bytes, int root) = 0;
+    virtual void barrier() = 0;
+};
+
+// MPI when the process was started by an MPI launcher (mpirun, mpiexec, srun with PMI),
+// the single-process communicator otherwise: the same binary runs either way.
+std::unique_ptr<Communicator> make_communicator();
+
+// Equal shards of n elements over `world` ranks (the first n % world one larger).
+std::vector<int64_t> shard_counts(int64_t n, int world);
+
+}  // namespace lmforge

@@ -1,0 +1,101 @@
+#include "dist/data_parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/timer.h"
+#include "kernels/grad_norm.h"
+#include "optim/grad_clip.h"
+
+namespace lmforge {
+
+DataParallel::DataParallel(Communicator& comm, Gpt2& model, const AdamWConfig& cfg, const ParallelOptions& opts)
+    : comm_(comm), model_(model), opts_(opts) {
+    const int64_t total = static_cast<int64_t>(model.params().size());
+    if (opts_.zero_stage == 1) {
+        shard_ = shard_counts(total, comm.size());
+        const int64_t begin = std::accumulate(shard_.begin(), shard_.begin() + comm.rank(), int64_t{0});
+        adam_ = std::make_unique<AdamW>(model.layout(), cfg, begin, begin + shard_[comm.rank()]);
+        shard_grads_ = AlignedBuffer<float>(static_cast<size_t>(shard_[comm.rank()]));
+    } else {
+        adam_ = std::make_unique<AdamW>(model.layout(), cfg);
+        if (comm.size() > 1) {
+            sync_ = std::make_unique<GradSync>(comm, model.grads().data(), total, opts_.bucket_floats, opts_.overlap);
+        }
+    }
+}
+
+void DataParallel::before_backward(bool last_micro_step) {
+    if (!sync_) return;
+    if (last_micro_step) {
+        sync_->begin();
+        model_.set_grads_ready_hook([this](int64_t begin, int64_t end) { sync_->ready(begin, end); });
+    } else {
+        model_.set_grads_ready_hook({});
+    }
+}
+
+double DataParallel::step(float lr, double grad_clip) {
+    float* params = model_.params().data();
+    float* grads = model_.grads().data();
+    const auto total = static_cast<int64_t>(model_.grads().size());
+    if (opts_.zero_stage == 1) {
+        Timer t;
+        comm_.reduce_scatter_sum(grads, shard_grads_.data(), shard_);
+        const double norm = std::sqrt(comm_.allreduce_sum(
+            kernels::sum_of_squares(shard_grads_.data(), static_cast<int64_t>(shard_grads_.size()))));
+        comm_seconds_ = t.seconds();
+        adam_->step(params + adam_->begin(), shard_grads_.data(), lr, clip_factor(norm, grad_clip));
+        t.reset();
+        comm_.allgather_in_place(params, shard_);
+        comm_seconds_ += t.seconds();
+        return norm;
+    }
+    comm_seconds_ = 0;
+    if (sync_) {
+        sync_->finish();
+        model_.set_grads_ready_hook({});
+        comm_seconds_ = sync_->wait_seconds();
+    }
+    const double norm = grad_norm(grads, total);
+    adam_->step(params, grads, lr, clip_factor(norm, grad_clip));
+    return norm;
+}
+
+OptimizerMoments DataParallel::moments_for_save(int root) {
+    if (opts_.zero_stage != 1) return {adam_->m(), adam_->v(), adam_->steps_taken()};
+    const auto total = static_cast<size_t>(model_.params().size());
+    if (full_m_.size() != total) {
+        full_m_ = AlignedBuffer<float>(total);
+        full_v_ = AlignedBuffer<float>(total);
+    }
+    std::copy(adam_->m().begin(), adam_->m().end(), full_m_.data() + adam_->begin());
+    std::copy(adam_->v().begin(), adam_->v().end(), full_v_.data() + adam_->begin());
+    comm_.gather_in_place(full_m_.data(), shard_, root);
+    comm_.gather_in_place(full_v_.data(), shard_, root);
+    return {full_m_.span(), full_v_.span(), adam_->steps_taken()};
+}
+
+OptimizerMoments DataParallel::moments_for_load() {
+    if (opts_.zero_stage != 1) return {adam_->m(), adam_->v(), 0};
+    const auto total = static_cast<size_t>(model_.params().size());
+    full_m_ = AlignedBuffer<float>(total);
+    full_v_ = AlignedBuffer<float>(total);
+    return {full_m_.span(), full_v_.span(), 0};
+}
+
+void DataParallel::adopt_loaded(const OptimizerMoments& loaded) {
+    adam_->set_steps_taken(loaded.steps);
+    if (opts_.zero_stage != 1) return;  // loaded in place already
+    std::copy_n(loaded.m.data() + adam_->begin(), adam_->m().size(), adam_->m().data());
+    std::copy_n(loaded.v.data() + adam_->begin(), adam_->v().size(), adam_->v().data());
+    full_m_ = AlignedBuffer<float>();  // the whole-layout copies are no longer needed
+    full_v_ = AlignedBuffer<float>();
+}
+
+int64_t DataParallel::moment_bytes() const {
+    return static_cast<int64_t>((adam_->m().size() + adam_->v().size() + shard_grads_.size()) * sizeof(float));
+}
+
+}  // namespace lmforge

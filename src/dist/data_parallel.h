@@ -1,0 +1,64 @@
+// The optimizer step of data-parallel training over a Communicator. Every rank computes
+// gradients on its own part of the batch; then either
+//  - plain: the gradients are summed over ranks in buckets all-reduced while backward is
+//    still running (grad_sync.h), and every rank runs AdamW on all parameters; or
+//  - ZeRO-1: each rank owns one shard of the flat buffer: the gradients are reduce-scattered,
+//    AdamW updates the shard (moments for the shard only: 1/world of the memory), and the
+//    parameters are all-gathered.
+// With one process both are a plain AdamW step.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/aligned_buffer.h"
+#include "dist/communicator.h"
+#include "dist/grad_sync.h"
+#include "io/checkpoint.h"
+#include "model/gpt2.h"
+#include "optim/adamw.h"
+
+namespace lmforge {
+
+struct ParallelOptions {
+    int zero_stage = 0;                        // 0 or 1
+    int64_t bucket_floats = 25 * 1024 * 1024 / 4;  // 25 MB buckets, as PyTorch's DDP
+    bool overlap = true;                       // all-reduce buckets during backward
+};
+
+class DataParallel {
+public:
+    DataParallel(Communicator& comm, Gpt2& model, const AdamWConfig& cfg, const ParallelOptions& opts);
+
+    // Before each micro-step's backward; the last micro-step of a step syncs the gradients.
+    void before_backward(bool last_micro_step);
+    // After the step's last backward: sums gradients over ranks, clips (grad_clip 0: not),
+    // runs AdamW. Returns the global gradient norm before clipping.
+    double step(float lr, double grad_clip);
+
+    // Moments over the whole layout for a checkpoint, complete on `root` (collective: every
+    // rank calls it).
+    OptimizerMoments moments_for_save(int root);
+    // Whole-layout buffers to load a checkpoint's moments into, then adopt_loaded() keeps
+    // this rank's part.
+    OptimizerMoments moments_for_load();
+    void adopt_loaded(const OptimizerMoments& loaded);
+
+    double comm_seconds() const { return comm_seconds_; }  // the last step's, not hidden by compute
+    int64_t buckets() const { return sync_ ? sync_->buckets() : 0; }  // the last step's all-reduces
+    int64_t moment_bytes() const;                          // optimizer state held by this rank
+    const AdamW& optimizer() const { return *adam_; }
+
+private:
+    Communicator& comm_;
+    Gpt2& model_;
+    ParallelOptions opts_;
+    std::vector<int64_t> shard_;  // ZeRO-1: elements each rank owns
+    std::unique_ptr<AdamW> adam_;
+    std::unique_ptr<GradSync> sync_;
+    AlignedBuffer<float> shard_grads_;     // ZeRO-1: this rank's summed gradients
+    AlignedBuffer<float> full_m_, full_v_;  // for checkpoints, allocated when needed
+    double comm_seconds_ = 0;
+};
+
+}  // namespace lmforge

@@ -1,0 +1,186 @@
+// Data parallelism with real MPI processes (mpirun -np 2 --oversubscribe): two ranks with
+// micro-batch B train as one rank with 2B — plain, with gradient accumulation, with ZeRO-1,
+// without overlap; a checkpoint from 2 ranks resumes on 1; and when a rank is killed, the
+// others stop within a minute and the run resumes from its last checkpoint.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "cli_util.h"
+#include "io/safetensors.h"
+#include "temp_dir.h"
+
+namespace lmforge {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_lmforge;
+
+// mpirun as root (CI machines) needs these; --oversubscribe allows more ranks than cores.
+const std::string kMpirun = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe "
+                            "--mca btl self,tcp,vader -np ";
+
+std::string corpus() {
+    std::mt19937 rng(5);
+    const char* words[] = {"the", "whale", "sea", "ship", "and", "white", "storm", "of", "old", "captain"};
+    std::string t;
+    while (t.size() < 120000) t += std::string(words[rng() % 10]) + (rng() % 7 ? " " : ".\n");
+    return t;
+}
+
+class DataParallelRun : public test::TempDirTest {
+protected:
+    void SetUp() override {
+        TempDirTest::SetUp();
+        const auto o = run_lmforge("prepare --tokenizer char --input " + write("c.txt", corpus()) + " --output " + path("data"));
+        ASSERT_EQ(o.status, 0) << o.err;
+    }
+    std::string config(const std::string& name, int batch, int total_tokens, int steps, int zero, bool overlap = true,
+                       int checkpoint_every = 0) {
+        return write(name + ".toml",
+                     "[model]\npreset = \"gpt2-nano\"\nn_layer = 2\nn_head = 2\nn_embd = 64\nblock_size = 32\n"
+                     "[data]\ndir = \"" + path("data") + "\"\n[train]\nbatch_size = " + std::to_string(batch) +
+                     "\nseq_len = 32\ntotal_batch_tokens = " + std::to_string(total_tokens) + "\nmax_steps = " +
+                     std::to_string(steps) + "\nthreads = 1\n[optim]\nlr = 3e-3\nwarmup_steps = 2\nzero_stage = " +
+                     std::to_string(zero) + "\n[dist]\nbucket_mb = 0.05\noverlap = " + (overlap ? "true" : "false") +
+                     "\n[eval]\nevery = 0\nbatches = 2\n[checkpoint]\nevery = " + std::to_string(checkpoint_every) +
+                     "\n[log]\nevery = 1\n[sample]\ncount = 0\n[run]\ndir = \"" + path("runs/" + name) + "\"\n");
+    }
+    std::map<int64_t, double> losses(const std::string& run) {
+        std::map<int64_t, double> out;
+        std::ifstream in(path("runs/" + run + "/metrics.jsonl"));
+        for (std::string line; std::getline(in, line);) {
+            const auto j = nlohmann::json::parse(line);
+            if (j.contains("loss")) out[j["step"]] = j["loss"];
+        }
+        return out;
+    }
+    // Losses equal within 1e-5 relative at every step; final weights within 1e-4, absolute:
+    // sums in another order differ in the last bits, and AdamW moves a parameter whose
+    // gradient is near zero by up to ±lr when such noise flips the gradient's sign.
+    void expect_same_training(const std::string& a, const std::string& b, int steps) {
+        const auto la = losses(a), lb = losses(b);
+        ASSERT_EQ(la.size(), static_cast<size_t>(steps)) << a;
+        ASSERT_EQ(lb.size(), static_cast<size_t>(steps)) << b;
+        for (const auto& [step, loss] : la) EXPECT_NEAR(lb.at(step), loss, 1e-5 * loss) << b << " step " << step;
+        const std::string last = fmt_step(steps);
+        const SafetensorsReader wa(path("runs/" + a + "/checkpoints/" + last + "/model.safetensors"));
+        const SafetensorsReader wb(path("runs/" + b + "/checkpoints/" + last + "/model.safetensors"));
+        for (const std::string& name : wa.names()) {
+            const auto x = wa.read_f32(name), y = wb.read_f32(name);
+            double worst = 0;
+            for (size_t i = 0; i < x.size(); i++) worst = std::max(worst, std::abs(static_cast<double>(x[i]) - y[i]));
+            EXPECT_LE(worst, 1e-4) << b << ": " << name;
+        }
+    }
+    static std::string fmt_step(int step) {
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "step_%06d", step);
+        return buf;
+    }
+    test::Outcome mpirun(int np, const std::string& args) {
+        return run_lmforge_with_prefix(kMpirun + std::to_string(np) + " ", args);
+    }
+    static test::Outcome run_lmforge_with_prefix(const std::string& prefix, const std::string& args) {
+        const auto dir = fs::temp_directory_path();
+        const std::string tag = std::to_string(::getpid());
+        const std::string out = (dir / ("lmforge_mpi_out_" + tag)).string(), err = (dir / ("lmforge_mpi_err_" + tag)).string();
+        const int raw = std::system((prefix + LMFORGE_BINARY + " " + args + " >" + out + " 2>" + err).c_str());
+        test::Outcome o{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, test::slurp(out), test::slurp(err)};
+        fs::remove(out);
+        fs::remove(err);
+        return o;
+    }
+};
+
+TEST_F(DataParallelRun, TwoRanksWithBatchBTrainAsOneRankWith2B) {
+    ASSERT_EQ(run_lmforge("train " + config("one", 8, 256, 10, 0)).status, 0);
+    const auto two = mpirun(2, "train " + config("two", 4, 256, 10, 0));
+    ASSERT_EQ(two.status, 0) << two.err;
+    EXPECT_NE(two.err.find("2 processes (mpi)"), std::string::npos) << two.err;
+    // 0.05 MB buckets: the ~110k gradients go out in several all-reduces during backward.
+    EXPECT_NE(two.err.find("0.05 MB buckets during backward"), std::string::npos) << two.err;
+    EXPECT_NE(two.err.find(" buckets)"), std::string::npos) << two.err;
+    EXPECT_EQ(two.err.find("(1 buckets)"), std::string::npos) << two.err;
+    expect_same_training("one", "two", 10);
+}
+
+TEST_F(DataParallelRun, WithGradientAccumulation) {
+    // 1 rank: 8 x 32 tokens, 2 micro-steps; 2 ranks: 4 x 32 each, 2 micro-steps: 512 tokens a step.
+    ASSERT_EQ(run_lmforge("train " + config("one", 8, 512, 10, 0)).status, 0);
+    const auto two = mpirun(2, "train " + config("two", 4, 512, 10, 0));
+    ASSERT_EQ(two.status, 0) << two.err;
+    expect_same_training("one", "two", 10);
+}
+
+TEST_F(DataParallelRun, WithZero1AndWithoutOverlap) {
+    ASSERT_EQ(run_lmforge("train " + config("one", 8, 256, 10, 0)).status, 0);
+    const auto zero = mpirun(2, "train " + config("zero", 4, 256, 10, 1));
+    ASSERT_EQ(zero.status, 0) << zero.err;
+    EXPECT_NE(zero.err.find("ZeRO-1"), std::string::npos) << zero.err;
+    expect_same_training("one", "zero", 10);
+    const auto plain = mpirun(2, "train " + config("plain", 4, 256, 10, 0, false));
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    expect_same_training("one", "plain", 10);
+}
+
+TEST_F(DataParallelRun, ACheckpointFromTwoRanksWithZero1ResumesOnOne) {
+    ASSERT_EQ(run_lmforge("train " + config("one", 8, 256, 10, 0)).status, 0);
+    // Two processes with ZeRO-1 checkpoint at step 5 (and go on to 10, so that the learning
+    // rate schedule is the same); then go back to step 5 as if the run had stopped there.
+    const std::string cfg = config("moved", 4, 256, 10, 1, true, 5);
+    ASSERT_EQ(mpirun(2, "train " + cfg).status, 0);
+    fs::remove_all(path("runs/moved/checkpoints/step_000010"));
+    write("runs/moved/latest", "step_000005\n");
+    // The same run, now one process with the whole batch and no sharding, from 5 to 10.
+    const auto resumed = run_lmforge("train " + cfg + " --set train.batch_size=8 --set optim.zero_stage=0");
+    ASSERT_EQ(resumed.status, 0) << resumed.err;
+    EXPECT_NE(resumed.err.find("resuming from"), std::string::npos);
+    expect_same_training("one", "moved", 10);
+}
+
+TEST_F(DataParallelRun, AKilledRankStopsTheOthersAndTheRunResumes) {
+    const std::string cfg = config("killed", 4, 256, 100000, 0, true, 5);
+    // mpirun in the background; wait for a checkpoint, then kill -9 one rank.
+    const std::string log = path("mpirun.log");
+    const std::string cmd = kMpirun + "2 " + LMFORGE_BINARY + " train " + cfg + " >" + log + " 2>&1 & echo $!";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    int mpirun_pid = 0;
+    ASSERT_EQ(std::fscanf(p, "%d", &mpirun_pid), 1);
+    ::pclose(p);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!fs::exists(path("runs/killed/latest")) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(fs::exists(path("runs/killed/latest"))) << test::slurp(log);
+    // The ranks are mpirun's children; kill one of them.
+    FILE* kids = ::popen(("pgrep -P " + std::to_string(mpirun_pid)).c_str(), "r");
+    int rank_pid = 0;
+    ASSERT_EQ(std::fscanf(kids, "%d", &rank_pid), 1);
+    ::pclose(kids);
+    const auto killed_at = std::chrono::steady_clock::now();
+    ::kill(rank_pid, SIGKILL);
+    while (::kill(mpirun_pid, 0) == 0 && std::chrono::steady_clock::now() - killed_at < std::chrono::seconds(70)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+    EXPECT_LT(seconds, 60) << "the other rank did not stop:\n" << test::slurp(log);
+    RecordProperty("seconds_to_stop", static_cast<int>(seconds));
+    const std::string report = test::slurp(log);
+    EXPECT_NE(report.find("exited on signal 9"), std::string::npos) << report;
+    // The last checkpoint is whole, and the run goes on with another number of processes.
+    const auto resumed = run_lmforge("train " + cfg + " --set train.max_steps=" +
+                                     std::to_string(std::stoi(test::slurp(path("runs/killed/latest")).substr(5)) + 3));
+    ASSERT_EQ(resumed.status, 0) << resumed.err;
+    EXPECT_NE(resumed.err.find("resuming from"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lmforge

@@ -51,7 +51,7 @@ done
 if [ -z "$config" ]; then
   "$lmforge" data get moby-dick >/dev/null
   book="$("$lmforge" data get moby-dick)/moby_dick.txt"
-  "$lmforge" prepare --tokenizer char --input "$book" --output "$work/data" >/dev/null
+  "$lmforge" prepare --tokenizer char --input "$book" --output "$work/data" >/dev/null 2>&1
   config="$work/job.toml"
   cat > "$config" <<TOML
 [model]
@@ -85,11 +85,16 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 net=(--mca btl self,tcp --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24)
 echo "== $hosts hosts (network namespaces${rate:+, links limited to $rate})"
-mpirun --hostfile "$work/hosts" -np "$hosts" --mca plm_rsh_agent "$PWD/scripts/netns-agent.sh" "${net[@]}" \
-  "$lmforge" train "$config" --set run.dir="$work/multihost" 2>&1 | grep -E "processes|step .*\|" || true
+if ! mpirun --hostfile "$work/hosts" -np "$hosts" --mca plm_rsh_agent "$PWD/scripts/netns-agent.sh" "${net[@]}" \
+    "$lmforge" train "$config" --set run.dir="$work/multihost" > "$work/multihost.log" 2>&1; then
+  tail -20 "$work/multihost.log"
+  exit 1
+fi
+grep -E "processes|step .*\|" "$work/multihost.log" | tail -3
 echo "== the same job, $hosts processes on one host"
 mpirun -np "$hosts" --oversubscribe --mca btl self,tcp,vader \
-  "$lmforge" train "$config" --set run.dir="$work/onehost" 2>&1 | grep -E "step .*\|" | tail -1 || true
+  "$lmforge" train "$config" --set run.dir="$work/onehost" > "$work/onehost.log" 2>&1
+grep -E "step .*\|" "$work/onehost.log" | tail -1
 
 python3 - "$work" <<'PY'
 import json, sys

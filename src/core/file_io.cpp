@@ -32,6 +32,16 @@ void write_all(int fd, const std::byte* p, size_t n, const std::string& path) {
     }
 }
 
+// Makes a rename into path's directory durable: fsync the directory itself.
+void sync_parent(const std::string& path) {
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+}
+
 }  // namespace
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
@@ -90,13 +100,7 @@ void write_file_atomic(const std::string& path,
         ::unlink(tmp.c_str());
         throw Error(fmt::format("{}: rename failed: {}", path, errno_text()));
     }
-    // Make the rename itself durable.
-    const std::string dir = std::filesystem::path(path).parent_path().string();
-    const int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
+    sync_parent(path);
 }
 
 void publish_directory(const std::string& dir, const std::function<void(const std::string& tmp)>& write) {
@@ -116,6 +120,7 @@ void publish_directory(const std::string& dir, const std::function<void(const st
         } else {
             fs::rename(tmp, out);
         }
+        sync_parent(out.string());
     } catch (const fs::filesystem_error& e) {
         fs::remove_all(tmp);
         throw Error(fmt::format("{}: cannot write: {}", dir, e.code().message()),

@@ -199,9 +199,10 @@ TrainSummary train(const TrainOptions& opts) {
     gethostname(host, sizeof(host) - 1);
     log::info("lmforge 0.1.0 on {} ({}), {} process{} ({}) x {} threads, fp32, run directory {}", host, cpu_model(),
               world, world > 1 ? "es" : "", comm->name(), backend::max_threads(), run);
-    if (world > 1 || cfg.optim.zero_stage > 0) {
+    {
         log::info("data parallel: {}, optimizer state {:.1f} MB on this process", cfg.optim.zero_stage == 1
                       ? "ZeRO-1 (moments sharded, gradients reduce-scattered, parameters all-gathered)"
+                      : world == 1       ? "one process, nothing to synchronise"
                       : cfg.dist.overlap ? fmt::format("gradients all-reduced in {:g} MB buckets during backward", cfg.dist.bucket_mb)
                                          : "gradients all-reduced after backward",
                   dp.moment_bytes() / 1e6);

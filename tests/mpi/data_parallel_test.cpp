@@ -23,9 +23,12 @@ namespace {
 namespace fs = std::filesystem;
 using test::run_lmforge;
 
-// mpirun as root (CI machines) needs these; --oversubscribe allows more ranks than cores.
-const std::string kMpirun = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe "
-                            "--mca btl self,tcp,vader -np ";
+// mpirun as root (CI machines) needs the first two; --oversubscribe allows more ranks than
+// cores. In sanitizer builds, OpenMPI's plugins leak a few kilobytes at exit and are unloaded
+// before the leak report (so not even a suppression can name them): the MPI processes skip
+// the leak check; AddressSanitizer's other checks stay on.
+const std::string kMpirun = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0 "
+                            "mpirun --oversubscribe --mca btl self,tcp,vader -np ";
 
 std::string corpus() {
     std::mt19937 rng(5);

@@ -32,6 +32,10 @@ public:
     // bias may be null. a, b and c must not overlap.
     virtual void run(const GemmShape& s, const float* a, const float* b, float* c,
                      const float* bias = nullptr) = 0;
+    // The same with a and b in bfloat16 (mixed precision): products accumulated in fp32,
+    // c and bias fp32.
+    virtual void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
+                          const float* bias = nullptr) = 0;
     virtual std::string_view name() const = 0;
 };
 

@@ -9,6 +9,8 @@ class NaiveGemm final : public Gemm {
 public:
     void run(const GemmShape& s, const float* a, const float* b, float* c,
              const float* bias) override;
+    void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
+                  const float* bias) override;
     std::string_view name() const override { return "naive"; }
 };
 

@@ -13,16 +13,15 @@ using dnnl::memory;
 
 OnednnGemm::OnednnGemm() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
 
-OnednnGemm::Entry& OnednnGemm::entry_for(const GemmShape& s, bool has_bias) {
+OnednnGemm::Entry& OnednnGemm::entry_for(const GemmShape& s, bool has_bias, memory::data_type in) {
     const int64_t lda = s.stored_lda(), ldb = s.stored_ldb(), ldc = s.stored_ldc();
-    const Key key{s.M, s.N, s.K, s.trans_a, s.trans_b, lda, ldb, ldc, s.accumulate, has_bias};
+    const Key key{s.M, s.N, s.K, s.trans_a, s.trans_b, lda, ldb, ldc, s.accumulate, has_bias,
+                  static_cast<int>(in)};
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
 
     // A transposed operand is the same bytes described with swapped strides.
-    const memory::desc a({s.M, s.K}, memory::data_type::f32,
-                         s.trans_a ? memory::dims{1, lda} : memory::dims{lda, 1});
-    const memory::desc b({s.K, s.N}, memory::data_type::f32,
-                         s.trans_b ? memory::dims{1, ldb} : memory::dims{ldb, 1});
+    const memory::desc a({s.M, s.K}, in, s.trans_a ? memory::dims{1, lda} : memory::dims{lda, 1});
+    const memory::desc b({s.K, s.N}, in, s.trans_b ? memory::dims{1, ldb} : memory::dims{ldb, 1});
     const memory::desc c({s.M, s.N}, memory::data_type::f32, memory::dims{ldc, 1});
     const memory::desc bias = has_bias ? memory::desc({1, s.N}, memory::data_type::f32,
                                                       memory::dims{s.N, 1})
@@ -39,15 +38,29 @@ OnednnGemm::Entry& OnednnGemm::entry_for(const GemmShape& s, bool has_bias) {
 
 void OnednnGemm::run(const GemmShape& s, const float* a, const float* b, float* c,
                      const float* bias) {
-    if (s.M == 0 || s.N == 0) return;
     if (s.K == 0) {  // an empty sum: oneDNN rejects K = 0, the answer is C (+ bias)
         NaiveGemm().run(s, a, b, c, bias);
         return;
     }
-    Entry& e = entry_for(s, bias != nullptr);
+    execute(s, a, b, c, bias, memory::data_type::f32);
+}
+
+void OnednnGemm::run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
+                          const float* bias) {
+    if (s.K == 0) {
+        NaiveGemm().run_bf16(s, a, b, c, bias);
+        return;
+    }
+    execute(s, a, b, c, bias, memory::data_type::bf16);
+}
+
+void OnednnGemm::execute(const GemmShape& s, const void* a, const void* b, float* c, const float* bias,
+                         memory::data_type in) {
+    if (s.M == 0 || s.N == 0) return;
+    Entry& e = entry_for(s, bias != nullptr, in);
     // oneDNN takes non-const handles; it only reads sources.
-    memory ma(e.a, engine_, const_cast<float*>(a));
-    memory mb(e.b, engine_, const_cast<float*>(b));
+    memory ma(e.a, engine_, const_cast<void*>(a));
+    memory mb(e.b, engine_, const_cast<void*>(b));
     memory mc(e.c, engine_, c);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};

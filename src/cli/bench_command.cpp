@@ -10,6 +10,7 @@
 #include "cli/flags.h"
 #include "core/error.h"
 #include "core/sysinfo.h"
+#include "model/precision.h"
 #include "train/benchmark.h"
 
 namespace lmforge::cli {
@@ -33,6 +34,7 @@ struct BenchFlags {
     std::optional<int> threads;
     double peak_gflops = 224.0;
     std::string gemm = "onednn";
+    std::string precision = "auto";
     bool json = false;
     bool profile = false;
 };
@@ -53,6 +55,8 @@ void run(const BenchFlags& f) {
     opts.warmup = f.warmup;
     opts.peak_gflops = f.peak_gflops;
     opts.gemm = backend::parse_gemm_kind(f.gemm);
+    std::string why;
+    opts.precision = resolve_precision(f.precision, why);
     opts.profile = f.profile;
     backend::set_threads(f.threads.value_or(backend::hardware_threads()));
 
@@ -60,7 +64,7 @@ void run(const BenchFlags& f) {
     const Gpt2Config& m = opts.model;
     if (f.json) {
         const nlohmann::json j = {
-            {"impl", "lmforge"}, {"precision", "fp32"}, {"gemm", f.gemm},
+            {"impl", "lmforge"}, {"precision", precision_name(opts.precision)}, {"gemm", f.gemm},
             {"threads", r.threads}, {"model", f.model}, {"layers", m.n_layer},
             {"heads", m.n_head}, {"embd", m.n_embd}, {"vocab", m.vocab_size},
             {"batch", opts.batch}, {"seq", opts.seq}, {"params", r.params},
@@ -77,8 +81,8 @@ void run(const BenchFlags& f) {
     }
     fmt::print("model      {} (L={} NH={} C={} V={}), {} parameters\n", f.model, m.n_layer,
                m.n_head, m.n_embd, m.vocab_size, with_thousands(r.params));
-    fmt::print("batch      B={} T={}, {} timed steps after {} warm-up, {} threads, fp32, {}\n",
-               opts.batch, opts.seq, opts.steps, opts.warmup, r.threads, f.gemm);
+    fmt::print("batch      B={} T={}, {} timed steps after {} warm-up, {} threads, {} ({}), {}\n",
+               opts.batch, opts.seq, opts.steps, opts.warmup, r.threads, precision_name(opts.precision), why, f.gemm);
     fmt::print("cpu        {}\n", cpu_model());
     fmt::print("step       {:.1f} ms median (min {:.1f}, max {:.1f})\n", r.step_ms_median,
                r.step_ms_min, r.step_ms_max);
@@ -122,6 +126,8 @@ void add_bench_command(CLI::App& app) {
                     "The machine's peak GFLOP/s, for the utilisation figure")
         ->check(positive_number())->capture_default_str();
     cmd->add_option("--gemm", flags->gemm, "GEMM backend: onednn or naive")->capture_default_str();
+    cmd->add_option("--precision", flags->precision, "fp32, bf16 (mixed), or auto: bf16 where the CPU has it")
+        ->capture_default_str();
     cmd->add_flag("--json", flags->json, "Print one JSON line");
     cmd->add_flag("--profile", flags->profile, "Time each kernel family");
     cmd->callback([flags] { run(*flags); });

@@ -50,6 +50,7 @@ double DataParallel::step(float lr, double grad_clip) {
         t.reset();
         comm_.allgather_in_place(params, shard_);
         comm_seconds_ += t.seconds();
+        model_.weights_changed();  // other ranks' shards arrived in fp32: refresh the bf16 copy
         return norm;
     }
     comm_seconds_ = 0;
@@ -59,7 +60,7 @@ double DataParallel::step(float lr, double grad_clip) {
         comm_seconds_ = sync_->wait_seconds();
     }
     const double norm = grad_norm(grads, total);
-    adam_->step(params, grads, lr, clip_factor(norm, grad_clip));
+    adam_->step(params, grads, lr, clip_factor(norm, grad_clip), model_.half_weights());
     return norm;
 }
 

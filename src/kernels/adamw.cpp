@@ -2,10 +2,15 @@
 
 #include <cmath>
 
+#include "kernels/bf16.h"
+
 namespace lmforge::kernels {
 
-void adamw_update(float* params, float* m, float* v, const float* grads, int64_t n,
-                  const AdamWHyper& h) {
+namespace {
+
+template <bool kMirror>
+void update(float* params, float* m, float* v, const float* grads, int64_t n, const AdamWHyper& h,
+            uint16_t* mirror) {
     const float bias_correction1 = 1.0f - std::pow(h.beta1, static_cast<float>(h.step));
     const float bias_correction2 = 1.0f - std::pow(h.beta2, static_cast<float>(h.step));
     const float step_size = h.lr / bias_correction1;
@@ -23,7 +28,21 @@ void adamw_update(float* params, float* m, float* v, const float* grads, int64_t
         m[i] = mi;
         v[i] = vi;
         const float denom = std::sqrt(vi) / bias_correction2_sqrt + eps;
-        params[i] = params[i] * decay - step_size * mi / denom;
+        const float p = params[i] * decay - step_size * mi / denom;
+        params[i] = p;
+        if constexpr (kMirror) mirror[i] = lmforge::to_bf16(p);
+    }
+}
+
+}  // namespace
+
+void adamw_update(float* params, float* m, float* v, const float* grads, int64_t n,
+                  const AdamWHyper& h, uint16_t* mirror) {
+    // Two loops rather than a test inside one, so each vectorises.
+    if (mirror != nullptr) {
+        update<true>(params, m, v, grads, n, h, mirror);
+    } else {
+        update<false>(params, m, v, grads, n, h, nullptr);
     }
 }
 

@@ -17,9 +17,10 @@ struct AdamWHyper {
     float grad_scale = 1.0f;    // multiplies every gradient first: clipping, folded in
 };
 
-// params, m, v: updated in place; grads read. All (n). Serial and vectorised: the caller
-// spreads ranges over threads (optim/adamw.cpp).
+// params, m, v: updated in place; grads read. All (n). mirror (n), if not null, receives
+// the updated parameters in bfloat16 (mixed precision's weight copies, refreshed in the same
+// pass). Serial and vectorised: the caller spreads ranges over threads (optim/adamw.cpp).
 void adamw_update(float* params, float* m, float* v, const float* grads, int64_t n,
-                  const AdamWHyper& h);
+                  const AdamWHyper& h, uint16_t* mirror = nullptr);
 
 }  // namespace lmforge::kernels

@@ -21,5 +21,9 @@ void crossentropy_forward(float* losses, float* lse, const float* logits,
 void crossentropy_backward(float* dlogits, const float* logits, const float* lse,
                            const int32_t* targets, float dloss, int64_t N, int64_t V,
                            int64_t Vp);
+// The same written in bfloat16 (mixed precision: the LM head's backward GEMMs read bf16).
+void crossentropy_backward_bf16(uint16_t* dlogits, const float* logits, const float* lse,
+                                const int32_t* targets, float dloss, int64_t N, int64_t V,
+                                int64_t Vp);
 
 }  // namespace lmforge::kernels

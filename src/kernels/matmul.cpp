@@ -23,6 +23,22 @@ void matmul_backward(backend::Gemm& gemm, float* dinp, float* dweight, float* db
     if (dbias != nullptr) bias_backward(dbias, dout, N, OC);
 }
 
+void matmul_forward_bf16(backend::Gemm& gemm, float* out, const uint16_t* inp, const uint16_t* weight,
+                         const float* bias, int64_t N, int64_t C, int64_t OC) {
+    gemm.run_bf16({.M = N, .N = OC, .K = C}, inp, weight, out, bias);
+}
+
+void matmul_backward_bf16(backend::Gemm& gemm, float* dinp, float* dweight, float* dbias,
+                          const float* dout, const uint16_t* dout_bf16, const uint16_t* inp,
+                          const uint16_t* weight, int64_t N, int64_t C, int64_t OC, WeightGrad mode) {
+    if (dinp != nullptr) {
+        gemm.run_bf16({.M = N, .N = C, .K = OC, .trans_b = true, .accumulate = true}, dout_bf16, weight, dinp);
+    }
+    gemm.run_bf16({.M = C, .N = OC, .K = N, .trans_a = true, .accumulate = mode == WeightGrad::Accumulate},
+                  inp, dout_bf16, dweight);
+    if (dbias != nullptr) bias_backward(dbias, dout, N, OC);
+}
+
 void bias_backward(float* dbias, const float* dout, int64_t N, int64_t OC) {
 #pragma omp parallel
     {

@@ -23,6 +23,15 @@ void matmul_backward(backend::Gemm& gemm, float* dinp, float* dweight, float* db
                      const float* dout, const float* inp, const float* weight, int64_t N,
                      int64_t C, int64_t OC, WeightGrad mode = WeightGrad::Accumulate);
 
+// Mixed precision: the same with inp, weight and (for backward) dout in bfloat16; products
+// accumulate in fp32; out, dinp, dweight and dbias are fp32 (dbias from dout's fp32 copy).
+void matmul_forward_bf16(backend::Gemm& gemm, float* out, const uint16_t* inp, const uint16_t* weight,
+                         const float* bias, int64_t N, int64_t C, int64_t OC);
+void matmul_backward_bf16(backend::Gemm& gemm, float* dinp, float* dweight, float* dbias,
+                          const float* dout, const uint16_t* dout_bf16, const uint16_t* inp,
+                          const uint16_t* weight, int64_t N, int64_t C, int64_t OC,
+                          WeightGrad mode = WeightGrad::Accumulate);
+
 // dbias (OC) += sum over rows of dout (N, OC). Each thread owns a slice of the columns.
 void bias_backward(float* dbias, const float* dout, int64_t N, int64_t OC);
 

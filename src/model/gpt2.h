@@ -15,13 +15,16 @@
 #include "model/gpt2_config.h"
 #include "model/gpt2_params.h"
 #include "model/param_layout.h"
+#include "kernels/matmul.h"
+#include "model/precision.h"
 
 namespace lmforge {
 
 class Gpt2 {
 public:
     // Validates cfg (InputError). Parameters start at zero; call init_weights or load them.
-    Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm);
+    // Mixed precision (Bf16) runs the GEMMs on bfloat16 copies of weights and activations.
+    Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm, Precision precision = Precision::Fp32);
 
     const Gpt2Config& config() const { return cfg_; }
     const ParamLayout& layout() const { return layout_; }
@@ -32,6 +35,14 @@ public:
 
     void init_weights(uint64_t seed);
     const Gpt2Params& weights() const { return p_; }  // typed views of params()
+    Precision precision() const { return precision_; }
+
+    // Mixed precision keeps a bfloat16 copy of the parameters for the GEMMs. After writing
+    // params() directly (loading, broadcasting), call weights_changed(): the next forward
+    // refreshes the copy. An optimizer may instead refresh it as it updates, writing through
+    // half_weights() (null in fp32).
+    void weights_changed() { half_stale_ = true; }
+    uint16_t* half_weights() { return params_h_.size() > 0 ? params_h_.data() : nullptr; }
 
     // Sizes activations for batches of B sequences of T tokens (T <= block_size).
     void plan(int64_t B, int64_t T);
@@ -62,6 +73,14 @@ public:
     void set_grads_ready_hook(std::function<void(int64_t begin, int64_t end)> hook) { ready_hook_ = std::move(hook); }
 
 private:
+    // out (N, OC) = inp (N, C) · w + b in the model's precision; in mixed precision inp's
+    // bfloat16 copy goes to inp_h (kept for backward).
+    void linear_forward(float* out, const float* inp, uint16_t* inp_h, const float* w, const float* b,
+                        int64_t N, int64_t C, int64_t OC);
+    void linear_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp,
+                         const uint16_t* inp_h, const float* w, int64_t N, int64_t C, int64_t OC,
+                         kernels::WeightGrad mode);
+    const uint16_t* half(const float* param) const { return params_h_.data() + (param - params_.data()); }
     void lap(const char* name) {
         if (profiler_ != nullptr) profiler_->lap(name);
     }
@@ -70,7 +89,10 @@ private:
     Gpt2Config cfg_;
     backend::Gemm& gemm_;
     ParamLayout layout_;
+    Precision precision_;
     AlignedBuffer<float> params_, grads_;
+    AlignedBuffer<uint16_t> params_h_;  // mixed precision: bfloat16 copy of params_
+    bool half_stale_ = true;
     Gpt2Params p_, g_;  // views of params_ and grads_
     Arena arena_;
     Gpt2Acts acts_;

@@ -8,6 +8,7 @@
 
 #include "core/arena.h"
 #include "model/gpt2_config.h"
+#include "model/precision.h"
 
 namespace lmforge {
 
@@ -27,6 +28,8 @@ struct Gpt2LayerActs {
     float* fch_gelu;  // (N, 4C)
     float* fcproj;    // (N, C)
     float* res3;      // (N, C)  residual after the MLP: the block's output
+    // Mixed precision: bfloat16 copies of the GEMM inputs, kept for backward (null in fp32).
+    uint16_t *ln1_h, *atty_h, *ln2_h, *fch_gelu_h;
 };
 
 struct Gpt2Acts {
@@ -43,9 +46,14 @@ struct Gpt2Acts {
     float* dqkv = nullptr;      // (N, 3C)
     float* dfch_gelu = nullptr;  // (N, 4C)
     float* dfch = nullptr;      // (N, 4C)
+    // Mixed precision (null in fp32): lnf's bf16 copy, the bf16 dlogits the LM head's
+    // backward reads, and one scratch for the gradients fed to other GEMMs.
+    uint16_t* lnf_h = nullptr;      // (N, C)
+    uint16_t* dlogits_h = nullptr;  // (N, Vp)
+    uint16_t* dout_h = nullptr;     // (N, 4C)
 };
 
 // Carves Gpt2Acts for (B, T) out of a fresh arena, which it returns through `arena`.
-Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Arena& arena);
+Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Arena& arena);
 
 }  // namespace lmforge

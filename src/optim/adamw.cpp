@@ -20,7 +20,7 @@ AdamW::AdamW(const ParamLayout& layout, const AdamWConfig& cfg, int64_t begin, i
     }
 }
 
-void AdamW::step(float* params, const float* grads, float lr, float grad_scale) {
+void AdamW::step(float* params, const float* grads, float lr, float grad_scale, uint16_t* mirror) {
     step_++;
     kernels::AdamWHyper h{.lr = lr, .beta1 = cfg_.beta1, .beta2 = cfg_.beta2, .eps = cfg_.eps,
                           .step = step_, .grad_scale = grad_scale};
@@ -39,7 +39,7 @@ void AdamW::step(float* params, const float* grads, float lr, float grad_scale) 
                 hs.weight_decay = s.decay ? cfg_.weight_decay : 0.0f;
                 const int64_t at = s.offset + (lo - seen);
                 kernels::adamw_update(params + at, m_.data() + at, v_.data() + at, grads + at,
-                                      hi - lo, hs);
+                                      hi - lo, hs, mirror != nullptr ? mirror + at : nullptr);
             }
             seen += s.length;
         }

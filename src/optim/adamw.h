@@ -29,7 +29,10 @@ public:
     // (params + begin(), and grads + begin() or a buffer of just the range). Each gradient
     // is first multiplied by grad_scale (the clip factor, so that clipping needs no pass of
     // its own over the gradients).
-    void step(float* params, const float* grads, float lr, float grad_scale = 1.0f);
+    // mirror, if not null, points like params into a bfloat16 copy of the parameters, which
+    // the step refreshes in the same pass (mixed precision).
+    void step(float* params, const float* grads, float lr, float grad_scale = 1.0f,
+              uint16_t* mirror = nullptr);
 
     int64_t begin() const { return begin_; }
     int64_t end() const { return end_; }

@@ -31,7 +31,7 @@ double flops_per_token(const Gpt2Config& cfg, int64_t params, int64_t T) {
 
 BenchResult run_benchmark(const BenchOptions& opts) {
     auto gemm = backend::make_gemm(opts.gemm);
-    Gpt2 model(opts.model, *gemm);
+    Gpt2 model(opts.model, *gemm, opts.precision);
     model.init_weights(0);
     model.plan(opts.batch, opts.seq);
     AdamW optimizer(model.layout(), AdamWConfig{});
@@ -67,7 +67,8 @@ BenchResult run_benchmark(const BenchOptions& opts) {
         const double norm =
             grad_norm(model.grads().data(), static_cast<int64_t>(model.grads().size()));
         lap(3);
-        optimizer.step(model.params().data(), model.grads().data(), 3e-4f, clip_factor(norm, 1.0));
+        optimizer.step(model.params().data(), model.grads().data(), 3e-4f, clip_factor(norm, 1.0),
+                       model.half_weights());
         lap(4);
         const double seconds = timer.seconds();
         if (i == 0) r.loss_first = loss;

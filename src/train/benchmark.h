@@ -10,6 +10,7 @@
 
 #include "backend/gemm.h"
 #include "model/gpt2_config.h"
+#include "model/precision.h"
 
 namespace lmforge {
 
@@ -23,6 +24,7 @@ struct BenchOptions {
     double peak_gflops = 224.0;  // the machine's measured 2-thread fp32 peak (see README)
     backend::GemmKind gemm = backend::GemmKind::Onednn;
     bool profile = false;  // time each kernel family
+    Precision precision = Precision::Fp32;
 };
 
 struct BenchResult {

@@ -35,7 +35,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.max_steps", c.train.max_steps, "optimizer steps");
     v("train.seed", c.train.seed, "seed of the weights' initialisation and of the data order");
     v("train.threads", c.train.threads, "threads per process; 0: the host's cores divided among its processes");
-    v("train.precision", c.train.precision, "fp32 (bf16 comes with mixed precision)");
+    v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs, fp32 accumulation, master weights and moments); auto: bf16 where the CPU has AVX512_BF16");
     v("optim.lr", c.optim.lr, "peak learning rate");
     v("optim.min_lr_ratio", c.optim.min_lr_ratio, "final learning rate as a fraction of the peak (cosine, linear)");
     v("optim.warmup_steps", c.optim.warmup_steps, "linear warm-up: lr · (step + 1) / warmup_steps");
@@ -309,8 +309,8 @@ void validate_config(const TrainConfig& c) {
     const std::string& s = c.optim.schedule;
     require(s == "cosine" || s == "linear" || s == "constant", "optim.schedule", show(s),
             "must be cosine, linear or constant");
-    require(c.train.precision == "fp32", "train.precision", show(c.train.precision),
-            "is not supported yet: fp32 only");
+    const std::string& p = c.train.precision;
+    require(p == "fp32" || p == "bf16" || p == "auto", "train.precision", show(p), "must be fp32, bf16 or auto");
 }
 
 }  // namespace lmforge

@@ -31,7 +31,7 @@ struct TrainConfig {
         int64_t max_steps = 1000;
         int64_t seed = 1337;
         int64_t threads = 0;               // 0: every core (per process: cores / processes)
-        std::string precision = "fp32";
+        std::string precision = "auto";
     } train;
     struct Optim {
         double lr = 6e-4;

@@ -163,7 +163,9 @@ TrainSummary train(const TrainOptions& opts) {
     }
 
     auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
-    Gpt2 model(mcfg, *gemm);
+    std::string precision_why;
+    const Precision precision = resolve_precision(cfg.train.precision, precision_why);
+    Gpt2 model(mcfg, *gemm, precision);
     const AdamWConfig adam{static_cast<float>(cfg.optim.beta1), static_cast<float>(cfg.optim.beta2),
                            static_cast<float>(cfg.optim.eps), static_cast<float>(cfg.optim.weight_decay)};
     DataParallel dp(*comm, model, adam,
@@ -186,6 +188,7 @@ TrainSummary train(const TrainOptions& opts) {
     }
     // Every rank starts from rank 0's parameters exactly (seeded alike anyway).
     comm->broadcast(model.params().data(), model.params().size() * sizeof(float), 0);
+    model.weights_changed();
     summary.start_step = state.step;
     model.plan(B, T);
     const LrSchedule schedule{LrSchedule::parse_kind(cfg.optim.schedule), cfg.optim.lr, cfg.optim.min_lr_ratio,
@@ -197,8 +200,9 @@ TrainSummary train(const TrainOptions& opts) {
 
     char host[256] = "?";
     gethostname(host, sizeof(host) - 1);
-    log::info("lmforge 0.1.0 on {} ({}), {} process{} ({}) x {} threads, fp32, run directory {}", host, cpu_model(),
-              world, world > 1 ? "es" : "", comm->name(), backend::max_threads(), run);
+    log::info("lmforge 0.1.0 on {} ({}), {} process{} ({}) x {} threads, {} ({}), run directory {}", host,
+              cpu_model(), world, world > 1 ? "es" : "", comm->name(), backend::max_threads(), precision_name(precision),
+              precision_why, run);
     {
         log::info("data parallel: {}, optimizer state {:.1f} MB on this process", cfg.optim.zero_stage == 1
                       ? "ZeRO-1 (moments sharded, gradients reduce-scattered, parameters all-gathered)"

@@ -2,6 +2,8 @@
 // optimizer's thread partition across tensors with and without weight decay.
 #include "kernels/adamw.h"
 
+#include "kernels/bf16.h"
+
 #include <cmath>
 
 #include "gradcheck.h"
@@ -54,6 +56,24 @@ TEST(AdamW, DecaysMatricesOnlyAcrossThreadPartitions) {
     for (const ParamSpec& s : layout.specs()) {
         for (int64_t i = 0; i < s.numel; i++) {
             EXPECT_FLOAT_EQ(params[s.offset + i], s.decay ? 0.95f : 1.0f) << s.name;
+        }
+    }
+}
+
+TEST(AdamW, RefreshesTheBf16CopyInTheSamePass) {
+    // Mixed precision: the step writes each updated weight's bf16 rounding beside it, so the
+    // next forward needs no conversion pass.
+    ParamLayout layout;
+    layout.add("w", {3, 50});
+    layout.add("b", {7});
+    AdamW opt(layout, AdamWConfig{});
+    auto params = random_vector(layout.total(), 1);
+    const auto grads = random_vector(layout.total(), 2);
+    std::vector<bf16> mirror(layout.total(), 0xFFFF);
+    for (int step = 0; step < 3; step++) opt.step(params.data(), grads.data(), 0.01f, 0.5f, mirror.data());
+    for (const ParamSpec& s : layout.specs()) {
+        for (int64_t i = 0; i < s.numel; i++) {
+            ASSERT_EQ(mirror[s.offset + i], to_bf16(params[s.offset + i])) << s.name << " " << i;
         }
     }
 }

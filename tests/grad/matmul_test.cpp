@@ -4,6 +4,7 @@
 
 #include "backend/gemm.h"
 #include "gradcheck.h"
+#include "kernels/bf16.h"
 #include "kernels/ref/matmul.h"
 
 namespace lmforge::test {
@@ -49,6 +50,45 @@ TEST_P(MatmulTwin, KernelMatchesTwinOnRemainderShapes) {
         kernels::ref::matmul_backward(dinp_r.data(), dw_r.data(), db_r.data(),
                                       convert<double>(dout).data(), inp_r.data(), w_r.data(), N,
                                       C, OC);
+        EXPECT_TRUE(close(dinp, dinp_r, kTwinRtol, kTwinAtol)) << N << "x" << C << "x" << OC;
+        EXPECT_TRUE(close(dw, dw_r, kTwinRtol, kTwinAtol));
+        EXPECT_TRUE(close(db, db_r, kTwinRtol, kTwinAtol));
+    }
+}
+
+// Mixed precision: the kernel on bf16 inputs equals the twin on the same inputs rounded to
+// bf16 (exact in double), up to fp32 accumulation; dbias comes from dout's fp32 copy.
+TEST_P(MatmulTwin, Bf16KernelMatchesTwinOnRoundedInputs) {
+    auto gemm = backend::make_gemm(GetParam());
+    struct Shape { int64_t N, C, OC; };
+    const auto round = [](const std::vector<float>& x) {
+        std::vector<bf16> h(x.size());
+        kernels::to_bf16(h.data(), x.data(), static_cast<int64_t>(x.size()));
+        std::vector<double> r(x.size());
+        for (size_t i = 0; i < x.size(); i++) r[i] = from_bf16(h[i]);
+        return std::pair{h, r};
+    };
+    for (const Shape s : {Shape{1, 1, 1}, Shape{7, 37, 53}, Shape{64, 48, 144}, Shape{13, 96, 17}}) {
+        const int64_t N = s.N, C = s.C, OC = s.OC;
+        const auto inp = random_vector(N * C, 5), w = random_vector(C * OC, 6),
+                   b = random_vector(OC, 7), dout = random_vector(N * OC, 8);
+        const auto [inp_h, inp_r] = round(inp);
+        const auto [w_h, w_r] = round(w);
+        const auto [dout_h, dout_r] = round(dout);
+        std::vector<float> out(N * OC);
+        std::vector<double> out_r(N * OC);
+        kernels::matmul_forward_bf16(*gemm, out.data(), inp_h.data(), w_h.data(), b.data(), N, C, OC);
+        kernels::ref::matmul_forward(out_r.data(), inp_r.data(), w_r.data(), convert<double>(b).data(), N, C, OC);
+        EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << N << "x" << C << "x" << OC;
+        auto dinp = random_vector(N * C, 9), dw = random_vector(C * OC, 10), db = random_vector(OC, 11);
+        auto dinp_r = convert<double>(dinp), dw_r = convert<double>(dw), db_r = convert<double>(db);
+        kernels::matmul_backward_bf16(*gemm, dinp.data(), dw.data(), db.data(), dout.data(), dout_h.data(),
+                                      inp_h.data(), w_h.data(), N, C, OC);
+        kernels::ref::matmul_backward(dinp_r.data(), dw_r.data(), static_cast<double*>(nullptr), dout_r.data(), inp_r.data(),
+                                      w_r.data(), N, C, OC);
+        std::vector<double> no_dw(C * OC);  // dbias alone, from the fp32 dout
+        kernels::ref::matmul_backward(static_cast<double*>(nullptr), no_dw.data(), db_r.data(), convert<double>(dout).data(),
+                                      inp_r.data(), w_r.data(), N, C, OC);
         EXPECT_TRUE(close(dinp, dinp_r, kTwinRtol, kTwinAtol)) << N << "x" << C << "x" << OC;
         EXPECT_TRUE(close(dw, dw_r, kTwinRtol, kTwinAtol));
         EXPECT_TRUE(close(db, db_r, kTwinRtol, kTwinAtol));

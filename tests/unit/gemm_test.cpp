@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "backend/gemm.h"
+#include "kernels/bf16.h"
+
+#include <cmath>
+#include <limits>
 #include "test_util.h"
 
 namespace lmforge::test {
@@ -39,6 +43,52 @@ TEST(Gemm, EmptyInnerDimensionLeavesBiasOrAccumulator) {
     std::vector<float> c = {1.0f, 2.0f}, bias = {10.0f, 20.0f};
     gemm->run({.M = 1, .N = 2, .K = 0, .accumulate = true}, nullptr, nullptr, c.data(), bias.data());
     EXPECT_EQ(c, (std::vector<float>{11.0f, 22.0f}));
+}
+
+}  // namespace
+}  // namespace lmforge::test
+
+namespace lmforge::test {
+namespace {
+
+TEST(GemmBf16, OnednnMatchesNaiveOnTheSameBf16Inputs) {
+    // Both backends see identical bf16 operands and accumulate in at least fp32: they agree to
+    // fp32 rounding, whatever bf16 lost when the inputs were rounded.
+    auto fast = backend::make_gemm(backend::GemmKind::Onednn);
+    auto slow = backend::make_gemm(backend::GemmKind::Naive);
+    for (const bool ta : {false, true}) {
+        for (const bool tb : {false, true}) {
+            const int64_t M = 23, N = 35, K = 129;
+            const backend::GemmShape s{.M = M, .N = N, .K = K, .trans_a = ta, .trans_b = tb, .accumulate = true};
+            std::vector<uint16_t> a(M * K), b(K * N);
+            const auto fa = random_vector(M * K, 1), fb = random_vector(K * N, 2);
+            for (size_t i = 0; i < a.size(); i++) a[i] = to_bf16(fa[i]);
+            for (size_t i = 0; i < b.size(); i++) b[i] = to_bf16(fb[i]);
+            const auto bias = random_vector(N, 3);
+            auto c1 = random_vector(M * N, 4);
+            auto c2 = c1;
+            fast->run_bf16(s, a.data(), b.data(), c1.data(), bias.data());
+            slow->run_bf16(s, a.data(), b.data(), c2.data(), bias.data());
+            EXPECT_TRUE(close(c1, c2, 1e-5, 1e-4)) << "ta=" << ta << " tb=" << tb;
+        }
+    }
+}
+
+TEST(Bf16, RoundsToNearestEvenAndKeepsSpecials) {
+    EXPECT_EQ(to_bf16(1.0f), 0x3F80);
+    EXPECT_EQ(from_bf16(to_bf16(1.0f + 0x1.0p-8f)), 1.0f);            // a tie rounds to even (down)
+    EXPECT_EQ(from_bf16(to_bf16(1.0f + 0x1.8p-8f)), 1.0f + 0x1.0p-7f);  // above the tie: up
+    EXPECT_EQ(from_bf16(to_bf16(1.0f + 0x1.0p-7f + 0x1.0p-8f)), 1.0f + 0x1.0p-6f);  // tie, odd: up
+    EXPECT_EQ(from_bf16(to_bf16(-3.5f)), -3.5f);
+    EXPECT_TRUE(std::isinf(from_bf16(to_bf16(std::numeric_limits<float>::infinity()))));
+    EXPECT_TRUE(std::isnan(from_bf16(to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+    std::vector<float> x = random_vector(1000, 5);
+    std::vector<uint16_t> y(1000);
+    kernels::to_bf16(y.data(), x.data(), 1000);
+    for (size_t i = 0; i < x.size(); i++) {
+        ASSERT_EQ(y[i], to_bf16(x[i]));
+        ASSERT_NEAR(from_bf16(y[i]), x[i], std::abs(x[i]) * 0x1.0p-8f);  // half an ulp of 8 bits
+    }
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// model/: presets, validation messages, the parameter table and its Hugging Face names.
+// model/: presets, validation messages, the parameter table and its Hugging Face names, the
+// precision a run picks.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,6 +7,7 @@
 #include "core/error.h"
 #include "model/gpt2_config.h"
 #include "model/gpt2_params.h"
+#include "model/precision.h"
 
 namespace lmforge {
 namespace {
@@ -90,3 +92,20 @@ TEST(Gpt2Params, InitFollowsGpt2) {
 
 }  // namespace
 }  // namespace lmforge
+
+namespace lmforge {
+namespace {
+
+TEST(Precision, ResolvesNamesAndSaysWhy) {
+    std::string why;
+    EXPECT_EQ(resolve_precision("fp32", why), Precision::Fp32);
+    EXPECT_EQ(why, "asked for");
+    EXPECT_EQ(resolve_precision("bf16", why), Precision::Bf16);
+    // auto follows the CPU, and the reason names what decided it.
+    EXPECT_EQ(resolve_precision("auto", why), cpu_has_bf16() ? Precision::Bf16 : Precision::Fp32);
+    EXPECT_NE(why.find("AVX512_BF16"), std::string::npos) << why;
+    EXPECT_THROW(resolve_precision("fp16", why), InputError);
+}
+
+}  // namespace
+}  // namespace lmforge::test

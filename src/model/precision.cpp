@@ -1,0 +1,40 @@
+#include "model/precision.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace lmforge {
+
+bool cpu_has_bf16() {
+#if defined(__x86_64__)
+    return __builtin_cpu_supports("avx512bf16");
+#else
+    return false;
+#endif
+}
+
+Precision resolve_precision(const std::string& name, std::string& why) {
+    if (name == "fp32") {
+        why = "asked for";
+        return Precision::Fp32;
+    }
+    if (name == "bf16") {
+        why = cpu_has_bf16() ? "asked for; the CPU has AVX512_BF16"
+                             : "asked for, but this CPU lacks AVX512_BF16: oneDNN emulates it, slowly";
+        return Precision::Bf16;
+    }
+    if (name == "auto") {
+        if (cpu_has_bf16()) {
+            why = "auto: the CPU has AVX512_BF16";
+            return Precision::Bf16;
+        }
+        why = "auto: the CPU lacks AVX512_BF16";
+        return Precision::Fp32;
+    }
+    throw InputError(fmt::format("precision '{}' is not fp32, bf16 or auto", name), "train.precision = \"auto\"");
+}
+
+const char* precision_name(Precision p) { return p == Precision::Bf16 ? "bf16" : "fp32"; }
+
+}  // namespace lmforge

@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """lmforge against the PyTorch reference, measured in one run on the same threads.
 
-Runs `lmforge bench --json` and ../shared/bench/torch_gpt2.py alternately, several rounds per
-config, so that both see the same machine state; prints the median of each and their
-ratios (tokens/s: lmforge / PyTorch, higher is better; peak RSS: lmforge / PyTorch, lower is
-better). Configs as the reference defines them:
+Runs `lmforge bench --json` in each of its modes and ../shared/bench/torch_gpt2.py in each of
+PyTorch's (eager fp32, eager bf16 autocast, torch.compile, torch.compile + bf16) alternately,
+several rounds per config, so that all of them see the same machine state. Prints the median
+of each, then lmforge's best mode against PyTorch's best mode (fastest each) as ratios:
+speed (tokens/s, higher is better) and peak RSS of those two runs (lower is better). Also
+the model FLOP utilisation of lmforge's best mode against the peak of its precision.
+Configs as the reference defines them:
   A = GPT-2 124M, B=4, T=64;  B = 6 layers/6 heads/384 wide, vocab 50257, B=8, T=256;
   C = as B with vocab 65, B=16, T=256.
 
-    python3 bench/compare_torch.py --configs A B --rounds 3 --threads 2
+    python3 bench/compare_torch.py --configs A B C --rounds 3 --threads 2
+    python3 bench/compare_torch.py --configs C --lmforge-modes bf16 bf16+block --torch-modes bf16
+A lmforge mode is a precision with an optional recompute (fp32, bf16, bf16+gelu, bf16+block).
 Needs PyTorch (pip install torch==2.13.0) and a release build (scripts/build.sh).
 """
 import argparse
@@ -24,63 +29,86 @@ CONFIGS = {
     "B": dict(layers=6, heads=6, embd=384, vocab=50257, batch=8, seq=256),
     "C": dict(layers=6, heads=6, embd=384, vocab=65, batch=16, seq=256),
 }
+TORCH_MODES = {"fp32": [], "bf16": ["--dtype", "bf16"], "compile": ["--compile"],
+               "compile-bf16": ["--compile", "--dtype", "bf16"]}
 
 
 def run_json(cmd):
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def lmforge_cmd(binary, cfg, args):
+def lmforge_cmd(binary, cfg, mode, args):
+    precision, _, recompute = mode.partition("+")
     return [binary, "bench", "--json", "--threads", str(args.threads), "--steps", str(args.steps),
             "--layers", str(cfg["layers"]), "--heads", str(cfg["heads"]), "--embd", str(cfg["embd"]),
-            "--vocab", str(cfg["vocab"]), "--batch", str(cfg["batch"]), "--seq", str(cfg["seq"])]
+            "--vocab", str(cfg["vocab"]), "--batch", str(cfg["batch"]), "--seq", str(cfg["seq"]),
+            "--precision", precision, "--recompute", recompute or "none"]
 
 
-def torch_cmd(name, args, extra):
+def torch_cmd(name, mode, args):
     return [sys.executable, args.torch_bench, "--config", name, "--threads", str(args.threads),
-            "--steps", str(args.steps)] + extra
+            "--steps", str(args.steps)] + TORCH_MODES[mode]
+
+
+def median_of(runs):
+    runs = [r for r in runs if r is not None]
+    if not runs:
+        return None
+    return dict(tok=statistics.median(r["tokens_per_s"] for r in runs),
+                ms=statistics.median(r["step_ms_median"] for r in runs),
+                rss=statistics.median(r["max_rss_mb"] for r in runs),
+                gflops=statistics.median(r.get("model_gflops", 0.0) for r in runs),
+                peak=runs[0].get("peak_gflops"), n=len(runs))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--configs", nargs="+", default=["A", "B"], choices=sorted(CONFIGS))
+    ap.add_argument("--configs", nargs="+", default=["A", "B", "C"], choices=sorted(CONFIGS))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--lmforge", default=os.path.join(ROOT, "build", "release", "lmforge"))
     ap.add_argument("--torch-bench", default=os.path.join(ROOT, "..", "shared", "bench", "torch_gpt2.py"))
-    ap.add_argument("--torch-modes", nargs="+", default=["fp32"],
-                    help="PyTorch modes to run: fp32, bf16 (autocast), compile")
+    ap.add_argument("--lmforge-modes", nargs="+", default=["fp32", "bf16"])
+    ap.add_argument("--torch-modes", nargs="+", default=list(TORCH_MODES), choices=list(TORCH_MODES))
     args = ap.parse_args()
-    mode_flags = {"fp32": [], "bf16": ["--dtype", "bf16"], "compile": ["--compile"]}
 
-    rows = []
+    report = []
     for name in args.configs:
         cfg = CONFIGS[name]
-        results = {"lmforge": []}
-        results.update({f"torch {m}": [] for m in args.torch_modes})
-        for r in range(args.rounds):  # alternate, so drifts in machine speed hit both
-            results["lmforge"].append(run_json(lmforge_cmd(args.lmforge, cfg, args)))
+        runs = {f"lmforge {m}": [] for m in args.lmforge_modes}
+        runs.update({f"torch {m}": [] for m in args.torch_modes})
+        for r in range(args.rounds):  # alternate, so drifts in machine speed hit every mode
+            for m in args.lmforge_modes:
+                runs[f"lmforge {m}"].append(run_json(lmforge_cmd(args.lmforge, cfg, m, args)))
             for m in args.torch_modes:
-                results[f"torch {m}"].append(run_json(torch_cmd(name, args, mode_flags[m])))
+                runs[f"torch {m}"].append(run_json(torch_cmd(name, m, args)))
             print(f"config {name} round {r + 1}/{args.rounds} done", file=sys.stderr)
-        med = {k: dict(tok=statistics.median(x["tokens_per_s"] for x in v),
-                       ms=statistics.median(x["step_ms_median"] for x in v),
-                       rss=statistics.median(x["max_rss_mb"] for x in v),
-                       loss=v[0]["loss_first"])
-               for k, v in results.items()}
-        rows.append((name, med))
+        med = {k: median_of(v) for k, v in runs.items()}
+        report.append((name, {k: v for k, v in med.items() if v is not None}))
 
     print(f"\n{args.threads} threads, {args.steps} timed steps, median of {args.rounds} alternated rounds\n")
-    print(f"{'config':6} {'impl':14} {'ms/step':>9} {'tokens/s':>9} {'RSS MiB':>8} "
-          f"{'speed vs torch fp32':>20} {'RSS vs torch fp32':>18}")
-    for name, med in rows:
-        ref = med.get("torch fp32")
+    print(f"{'config':6} {'impl':22} {'ms/step':>9} {'tokens/s':>9} {'RSS MiB':>8} {'GFLOP/s':>8}")
+    for name, med in report:
         for impl, m in med.items():
-            speed = f"{m['tok'] / ref['tok']:.2f}x" if ref else "-"
-            rss = f"{m['rss'] / ref['rss']:.2f}x" if ref else "-"
-            print(f"{name:6} {impl:14} {m['ms']:9.1f} {m['tok']:9.1f} {m['rss']:8.0f} {speed:>20} {rss:>18}")
+            print(f"{name:6} {impl:22} {m['ms']:9.1f} {m['tok']:9.1f} {m['rss']:8.0f} {m['gflops']:8.1f}")
+    print("\nbest against best (fastest mode of each):")
+    print(f"{'config':6} {'lmforge':22} {'torch':22} {'speed':>7} {'RSS':>6} {'lmforge MFU':>12}")
+    for name, med in report:
+        ours = {k: v for k, v in med.items() if k.startswith("lmforge")}
+        theirs = {k: v for k, v in med.items() if k.startswith("torch")}
+        if not ours or not theirs:
+            continue
+        best_ours = max(ours, key=lambda k: ours[k]["tok"])
+        best_theirs = max(theirs, key=lambda k: theirs[k]["tok"])
+        o, t = ours[best_ours], theirs[best_theirs]
+        mfu = f"{100 * o['gflops'] / o['peak']:.0f}% of {o['peak']:.0f}" if o.get("peak") else "-"
+        print(f"{name:6} {best_ours:22} {best_theirs:22} {o['tok'] / t['tok']:6.2f}x {o['rss'] / t['rss']:5.2f}x "
+              f"{mfu:>12}")
 
 
 if __name__ == "__main__":

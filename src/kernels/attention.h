@@ -8,15 +8,13 @@
 
 namespace lmforge::kernels {
 
-inline constexpr int64_t kAttentionMaxHeadSize = 256;  // tiles live on the stack
-
 // qkv (B, T, 3C): q, k, v side by side, each C wide; head h owns channels [h·HS, (h+1)·HS)
 // of each, HS = C / NH. out (B, T, C): heads side by side.
 // lse (B, NH, T): log-sum-exp of row t's scaled scores over keys 0..t, saved for backward.
 void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T,
                        int64_t C, int64_t NH);
 
-// Accumulates (+=) into dqkv (B, T, 3C). dout, out: (B, T, C); lse and qkv as saved.
+// Writes (=) dqkv (B, T, 3C): every element is overwritten, so it needs no zeroing. dout, out: (B, T, C); lse and qkv as saved.
 void attention_backward(float* dqkv, const float* dout, const float* out, const float* lse,
                         const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH);
 

@@ -4,12 +4,16 @@
 
 #include <cstdint>
 
+#include "kernels/bf16.h"
+
 namespace lmforge::kernels {
 
 // out, inp: (n). out may alias inp.
 void gelu_forward(float* out, const float* inp, int64_t n);
+// The same with the output in bfloat16, in mixed precision, where it only feeds a GEMM.
+void gelu_forward(bf16* out, const float* inp, int64_t n);
 
-// Accumulates (+=): dinp += dout * gelu'(inp). All (n).
+// Writes (=): dinp = dout * gelu'(inp). All (n).
 void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n);
 
 }  // namespace lmforge::kernels

@@ -6,16 +6,37 @@
 #include <omp.h>
 
 #include <cmath>
+#include <type_traits>
 
 #include "backend/threads.h"
 
 namespace lmforge::kernels {
 
-void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
-                       const float* weight, const float* bias, int64_t N, int64_t C) {
+namespace {
+
+template <class Out>
+inline Out store(float x) {
+    if constexpr (std::is_same_v<Out, float>) {
+        return x;
+    } else {
+        return lmforge::to_bf16(x);
+    }
+}
+
+// With b null: layernorm of a. Otherwise res = a + b first, and the layernorm of res.
+template <class Out>
+void forward_rows(float* res, Out* out, float* mean, float* rstd, const float* a, const float* b,
+                  const float* weight, const float* bias, int64_t N, int64_t C) {
 #pragma omp parallel for schedule(static)
     for (int64_t n = 0; n < N; n++) {
-        const float* x = inp + n * C;
+        const float* x = a + n * C;
+        if (b != nullptr) {
+            float* r = res + n * C;
+            const float* y = b + n * C;
+#pragma omp simd
+            for (int64_t c = 0; c < C; c++) r[c] = x[c] + y[c];
+            x = r;
+        }
         float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
         for (int64_t c = 0; c < C; c++) sum += x[c];
@@ -24,12 +45,36 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
 #pragma omp simd reduction(+ : var)
         for (int64_t c = 0; c < C; c++) var += (x[c] - m) * (x[c] - m);
         const float s = 1.0f / std::sqrt(var / C + kLayerNormEps);
-        float* o = out + n * C;
+        Out* o = out + n * C;
 #pragma omp simd
-        for (int64_t c = 0; c < C; c++) o[c] = (x[c] - m) * s * weight[c] + bias[c];
+        for (int64_t c = 0; c < C; c++) o[c] = store<Out>((x[c] - m) * s * weight[c] + bias[c]);
         mean[n] = m;
         rstd[n] = s;
     }
+}
+
+}  // namespace
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
+                       const float* weight, const float* bias, int64_t N, int64_t C) {
+    forward_rows<float>(nullptr, out, mean, rstd, inp, nullptr, weight, bias, N, C);
+}
+
+void layernorm_forward(bf16* out, float* mean, float* rstd, const float* inp, const float* weight,
+                       const float* bias, int64_t N, int64_t C) {
+    forward_rows<bf16>(nullptr, out, mean, rstd, inp, nullptr, weight, bias, N, C);
+}
+
+void residual_layernorm_forward(float* res, float* out, float* mean, float* rstd, const float* a,
+                                const float* b, const float* weight, const float* bias, int64_t N,
+                                int64_t C) {
+    forward_rows<float>(res, out, mean, rstd, a, b, weight, bias, N, C);
+}
+
+void residual_layernorm_forward(float* res, bf16* out, float* mean, float* rstd, const float* a,
+                                const float* b, const float* weight, const float* bias, int64_t N,
+                                int64_t C) {
+    forward_rows<bf16>(res, out, mean, rstd, a, b, weight, bias, N, C);
 }
 
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "kernels/bf16.h"
+
 namespace lmforge::kernels {
 
 inline constexpr float kLayerNormEps = 1e-5f;
@@ -11,6 +13,18 @@ inline constexpr float kLayerNormEps = 1e-5f;
 // out, inp: (N, C); weight, bias: (C); mean, rstd: (N), saved for backward.
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
                        const float* weight, const float* bias, int64_t N, int64_t C);
+// The same with the output in bfloat16, in mixed precision, where it only feeds a GEMM.
+void layernorm_forward(bf16* out, float* mean, float* rstd, const float* inp, const float* weight,
+                       const float* bias, int64_t N, int64_t C);
+
+// A residual add and the layernorm after it in one pass over each row (the row stays in cache
+// between the two): res (N, C) = a + b, then out = layernorm(res). res may alias a or b.
+void residual_layernorm_forward(float* res, float* out, float* mean, float* rstd, const float* a,
+                                const float* b, const float* weight, const float* bias, int64_t N,
+                                int64_t C);
+void residual_layernorm_forward(float* res, bf16* out, float* mean, float* rstd, const float* a,
+                                const float* b, const float* weight, const float* bias, int64_t N,
+                                int64_t C);
 
 // Accumulates (+=) into dinp (N, C), dweight (C) and dbias (C). dout: (N, C).
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,

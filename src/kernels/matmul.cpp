@@ -15,7 +15,7 @@ void matmul_backward(backend::Gemm& gemm, float* dinp, float* dweight, float* db
                      const float* dout, const float* inp, const float* weight, int64_t N,
                      int64_t C, int64_t OC, WeightGrad mode) {
     if (dinp != nullptr) {
-        gemm.run({.M = N, .N = C, .K = OC, .trans_b = true, .accumulate = true}, dout, weight,
+        gemm.run({.M = N, .N = C, .K = OC, .trans_b = true}, dout, weight,
                  dinp);
     }
     gemm.run({.M = C, .N = OC, .K = N, .trans_a = true, .accumulate = mode == WeightGrad::Accumulate},
@@ -32,7 +32,7 @@ void matmul_backward_bf16(backend::Gemm& gemm, float* dinp, float* dweight, floa
                           const float* dout, const uint16_t* dout_bf16, const uint16_t* inp,
                           const uint16_t* weight, int64_t N, int64_t C, int64_t OC, WeightGrad mode) {
     if (dinp != nullptr) {
-        gemm.run_bf16({.M = N, .N = C, .K = OC, .trans_b = true, .accumulate = true}, dout_bf16, weight, dinp);
+        gemm.run_bf16({.M = N, .N = C, .K = OC, .trans_b = true}, dout_bf16, weight, dinp);
     }
     gemm.run_bf16({.M = C, .N = OC, .K = N, .trans_a = true, .accumulate = mode == WeightGrad::Accumulate},
                   inp, dout_bf16, dweight);

@@ -16,9 +16,9 @@ void matmul_forward(backend::Gemm& gemm, float* out, const float* inp, const flo
 // first backward after zero_grad() skip zeroing the largest gradients.
 enum class WeightGrad { Accumulate, Overwrite };
 
-// Accumulates (+=):  dinp (N, C) += dout · weightᵀ;  dbias (OC) += column sums of dout;
-// dweight (C, OC) += inpᵀ · dout, or = with WeightGrad::Overwrite. dinp and dbias may be
-// null (not wanted).
+// dinp (N, C) = dout · weightᵀ (written, so it needs no zeroing); dbias (OC) += column sums
+// of dout; dweight (C, OC) += inpᵀ · dout, or = with WeightGrad::Overwrite. dinp and dbias
+// may be null (not wanted).
 void matmul_backward(backend::Gemm& gemm, float* dinp, float* dweight, float* dbias,
                      const float* dout, const float* inp, const float* weight, int64_t N,
                      int64_t C, int64_t OC, WeightGrad mode = WeightGrad::Accumulate);

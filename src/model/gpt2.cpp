@@ -8,6 +8,7 @@
 #include "kernels/attention.h"
 #include "kernels/bf16.h"
 #include "kernels/crossentropy.h"
+#include "kernels/lm_head_loss.h"
 #include "kernels/encoder.h"
 #include "kernels/gelu.h"
 #include "kernels/layernorm.h"
@@ -22,8 +23,8 @@ namespace {
 void zero(float* x, int64_t n) { std::memset(x, 0, sizeof(float) * n); }
 }  // namespace
 
-Gpt2::Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm, Precision precision)
-    : cfg_(cfg), gemm_(gemm), precision_(precision) {
+Gpt2::Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm, Precision precision, Recompute recompute)
+    : cfg_(cfg), gemm_(gemm), precision_(precision), recompute_(recompute) {
     cfg_.validate();
     layout_ = gpt2_param_layout(cfg_);
     params_ = AlignedBuffer<float>(layout_.total());
@@ -54,14 +55,88 @@ void Gpt2::init_weights(uint64_t seed) {
     weights_changed();
 }
 
-void Gpt2::linear_forward(float* out, const float* inp, uint16_t* inp_h, const float* w, const float* b,
+void Gpt2::linear_forward(float* out, const float* inp, const uint16_t* inp_h, const float* w, const float* b,
                           int64_t N, int64_t C, int64_t OC) {
     if (precision_ == Precision::Fp32) {
         matmul_forward(gemm_, out, inp, w, b, N, C, OC);
-        return;
+    } else {
+        matmul_forward_bf16(gemm_, out, inp_h, half(w), b, N, C, OC);
     }
-    to_bf16(inp_h, inp, N * C);
-    matmul_forward_bf16(gemm_, out, inp_h, half(w), b, N, C, OC);
+}
+
+void Gpt2::attention_branch(int64_t l, const float* residual) {
+    const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd;
+    const Gpt2LayerParams& w = p_.h[l];
+    const Gpt2LayerActs& a = acts_.layers[l];
+    linear_forward(a.qkv, a.ln1, a.ln1_h, w.c_attn_weight, w.c_attn_bias, N, C, 3 * C);
+    lap("matmul_fwd");
+    attention_forward(a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head);
+    if (precision_ == Precision::Bf16) to_bf16(a.atty_h, a.atty, N * C);
+    lap("attention_fwd");
+    linear_forward(acts_.proj, a.atty, a.atty_h, w.attn_c_proj_weight, w.attn_c_proj_bias, N, C, C);
+    lap("matmul_fwd");
+    norm({a.ln2, a.ln2_h, a.ln2_mean, a.ln2_rstd, w.ln_2_weight, w.ln_2_bias}, a.res2, residual, acts_.proj, N);
+    lap("residual_layernorm_fwd");
+}
+
+void Gpt2::mlp_hidden(int64_t l) {
+    const int64_t N = B_ * T_, C = cfg_.n_embd;
+    const Gpt2LayerParams& w = p_.h[l];
+    const Gpt2LayerActs& a = acts_.layers[l];
+    linear_forward(a.fch, a.ln2, a.ln2_h, w.c_fc_weight, w.c_fc_bias, N, C, 4 * C);
+    lap("matmul_fwd");
+    if (precision_ == Precision::Bf16) {
+        gelu_forward(a.fch_gelu_h, a.fch, N * 4 * C);
+    } else {
+        gelu_forward(a.fch_gelu, a.fch, N * 4 * C);
+    }
+    lap("gelu_fwd");
+}
+
+void Gpt2::mlp_projection(int64_t l) {
+    const int64_t N = B_ * T_, C = cfg_.n_embd;
+    const Gpt2LayerParams& w = p_.h[l];
+    const Gpt2LayerActs& a = acts_.layers[l];
+    linear_forward(acts_.proj, a.fch_gelu, a.fch_gelu_h, w.mlp_c_proj_weight, w.mlp_c_proj_bias, N, 4 * C, C);
+    lap("matmul_fwd");
+}
+
+void Gpt2::recompute_block(int64_t l, const float* residual) {
+    // The last block's activations are still in the shared buffers: nothing ran after it.
+    if (recompute_ == Recompute::None || l == cfg_.n_layer - 1) return;
+    if (recompute_ == Recompute::Block) {
+        norm(ln1_out(l), nullptr, residual, nullptr, B_ * T_);  // same arithmetic as the fused pass
+        lap("recompute");
+        attention_branch(l, residual);
+        mlp_hidden(l);
+    } else {
+        const int64_t n = B_ * T_ * 4 * cfg_.n_embd;
+        const Gpt2LayerActs& a = acts_.layers[l];
+        if (precision_ == Precision::Bf16) {
+            gelu_forward(a.fch_gelu_h, a.fch, n);
+        } else {
+            gelu_forward(a.fch_gelu, a.fch, n);
+        }
+    }
+    lap("recompute");
+}
+
+Gpt2::LayerNormOut Gpt2::ln1_out(int64_t l) const {
+    const Gpt2LayerActs& a = acts_.layers[l];
+    return {a.ln1, a.ln1_h, a.ln1_mean, a.ln1_rstd, p_.h[l].ln_1_weight, p_.h[l].ln_1_bias};
+}
+
+Gpt2::LayerNormOut Gpt2::lnf_out() const {
+    return {acts_.lnf, acts_.lnf_h, acts_.lnf_mean, acts_.lnf_rstd, p_.ln_f_weight, p_.ln_f_bias};
+}
+
+void Gpt2::norm(const LayerNormOut& o, float* res, const float* a, const float* b, int64_t N) {
+    const int64_t C = cfg_.n_embd;
+    const bool half = precision_ == Precision::Bf16;
+    if (b == nullptr && half) layernorm_forward(o.out_h, o.mean, o.rstd, a, o.weight, o.bias, N, C);
+    if (b == nullptr && !half) layernorm_forward(o.out, o.mean, o.rstd, a, o.weight, o.bias, N, C);
+    if (b != nullptr && half) residual_layernorm_forward(res, o.out_h, o.mean, o.rstd, a, b, o.weight, o.bias, N, C);
+    if (b != nullptr && !half) residual_layernorm_forward(res, o.out, o.mean, o.rstd, a, b, o.weight, o.bias, N, C);
 }
 
 void Gpt2::linear_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp,
@@ -75,6 +150,12 @@ void Gpt2::linear_backward(float* dinp, float* dw, float* db, const float* dout,
     matmul_backward_bf16(gemm_, dinp, dw, db, dout, acts_.dout_h, inp_h, half(w), N, C, OC, mode);
 }
 
+kernels::LmHeadLossShape Gpt2::lm_head_shape() const {
+    const int64_t N = B_ * T_;
+    return {.N = N, .C = cfg_.n_embd, .V = cfg_.vocab_size, .Vp = cfg_.padded_vocab(),
+            .chunk = lm_head_chunk(N, cfg_.vocab_size)};
+}
+
 void Gpt2::plan(int64_t B, int64_t T) {
     if (B <= 0) throw InputError(fmt::format("batch size B = {} must be positive", B));
     if (T <= 0 || T > cfg_.block_size) {
@@ -83,7 +164,7 @@ void Gpt2::plan(int64_t B, int64_t T) {
             "shorten the sequence or raise block_size");
     }
     if (B == B_ && T == T_) return;
-    acts_ = plan_gpt2_acts(cfg_, B, T, precision_, arena_);
+    acts_ = plan_gpt2_acts(cfg_, B, T, precision_, recompute_, arena_);
     B_ = B;
     T_ = T;
 }
@@ -109,58 +190,49 @@ float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
     }
     check_tokens(inputs, false, "input");
     if (targets != nullptr) check_tokens(targets, true, "target");
-    const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd, NH = cfg_.n_head;
-    const int64_t V = cfg_.vocab_size, Vp = cfg_.padded_vocab();
+    const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd;
+    const int64_t Vp = cfg_.padded_vocab();
 
     encoder_forward(acts_.encoded, inputs, p_.wte, p_.wpe, B, T, C);
     lap("encoder_fwd");
+    // Each residual add is fused with the layernorm that reads its result: the next block's
+    // ln_1 or, after the last block, ln_f. Only the first layernorm stands alone.
+    norm(cfg_.n_layer > 0 ? ln1_out(0) : lnf_out(), nullptr, acts_.encoded, nullptr, N);
+    lap("layernorm_fwd");
     const float* residual = acts_.encoded;
     for (int64_t l = 0; l < cfg_.n_layer; l++) {
-        const Gpt2LayerParams& w = p_.h[l];
         const Gpt2LayerActs& a = acts_.layers[l];
-        layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, residual, w.ln_1_weight, w.ln_1_bias,
-                          N, C);
-        lap("layernorm_fwd");
-        linear_forward(a.qkv, a.ln1, a.ln1_h, w.c_attn_weight, w.c_attn_bias, N, C, 3 * C);
-        lap("matmul_fwd");
-        attention_forward(a.atty, a.att_lse, a.qkv, B, T, C, NH);
-        lap("attention_fwd");
-        linear_forward(a.attproj, a.atty, a.atty_h, w.attn_c_proj_weight, w.attn_c_proj_bias, N, C, C);
-        lap("matmul_fwd");
-        residual_forward(a.res2, residual, a.attproj, N * C);
-        lap("residual_fwd");
-        layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, w.ln_2_weight, w.ln_2_bias, N,
-                          C);
-        lap("layernorm_fwd");
-        linear_forward(a.fch, a.ln2, a.ln2_h, w.c_fc_weight, w.c_fc_bias, N, C, 4 * C);
-        lap("matmul_fwd");
-        gelu_forward(a.fch_gelu, a.fch, N * 4 * C);
-        lap("gelu_fwd");
-        linear_forward(a.fcproj, a.fch_gelu, a.fch_gelu_h, w.mlp_c_proj_weight, w.mlp_c_proj_bias, N,
-                       4 * C, C);
-        lap("matmul_fwd");
-        residual_forward(a.res3, a.res2, a.fcproj, N * C);
-        lap("residual_fwd");
+        attention_branch(l, residual);
+        mlp_hidden(l);
+        mlp_projection(l);
+        norm(l + 1 < cfg_.n_layer ? ln1_out(l + 1) : lnf_out(), a.res3, a.res2, acts_.proj, N);
+        lap("residual_layernorm_fwd");
         residual = a.res3;
     }
-    layernorm_forward(acts_.lnf, acts_.lnf_mean, acts_.lnf_rstd, residual, p_.ln_f_weight,
-                      p_.ln_f_bias, N, C);
-    lap("layernorm_fwd");
-    // LM head tied to the embedding: logits (N, Vp) = lnf (N, C) · wteᵀ.
-    if (precision_ == Precision::Fp32) {
-        gemm_.run({.M = N, .N = Vp, .K = C, .trans_b = true}, acts_.lnf, p_.wte, acts_.logits);
-    } else {
-        to_bf16(acts_.lnf_h, acts_.lnf, N * C);
-        gemm_.run_bf16({.M = N, .N = Vp, .K = C, .trans_b = true}, acts_.lnf_h, half(p_.wte), acts_.logits);
-    }
-    lap("lm_head_fwd");
-
     inputs_ = inputs;
     targets_ = targets;
     counted_ = 0;
-    if (targets == nullptr) return 0.0f;
-    crossentropy_forward(acts_.losses, acts_.lse, acts_.logits, targets, N, V, Vp);
-    lap("crossentropy_fwd");
+    if (targets == nullptr) {
+        // Logits only (sampling, evaluation by hand): the full (N, Vp) = lnf · wteᵀ, in a
+        // buffer that training never allocates.
+        if (logits_.size() != static_cast<size_t>(N * Vp)) logits_ = AlignedBuffer<float>(N * Vp);
+        const backend::GemmShape shape{.M = N, .N = Vp, .K = C, .trans_b = true};
+        if (precision_ == Precision::Fp32) {
+            gemm_.run(shape, acts_.lnf, p_.wte, logits_.data());
+        } else {
+            gemm_.run_bf16(shape, acts_.lnf_h, half(p_.wte), logits_.data());
+        }
+        lap("lm_head_fwd");
+        return 0.0f;
+    }
+    if (precision_ == Precision::Fp32) {
+        lm_head_loss_forward(gemm_, lm_head_shape(), acts_.losses, acts_.lse, acts_.lnf, p_.wte, targets,
+                             acts_.logits_chunk, acts_.target_logit);
+    } else {
+        lm_head_loss_forward(gemm_, lm_head_shape(), acts_.losses, acts_.lse, acts_.lnf_h, half(p_.wte), targets,
+                             acts_.logits_chunk, acts_.target_logit);
+    }
+    lap("lm_head_loss_fwd");
     double sum = 0.0;
     for (int64_t i = 0; i < N; i++) {
         if (targets[i] != kIgnoreIndex) {
@@ -174,7 +246,6 @@ float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
 void Gpt2::backward(float loss_scale) {
     if (targets_ == nullptr) throw Error("Gpt2::backward needs a forward with targets");
     const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd, NH = cfg_.n_head;
-    const int64_t V = cfg_.vocab_size, Vp = cfg_.padded_vocab();
     const float dloss = counted_ > 0 ? loss_scale / static_cast<float>(counted_) : 0.0f;
     // After zero_grad(), the weight GEMMs overwrite their gradients; the rest start at zero.
     const WeightGrad mode = grads_stale_ ? WeightGrad::Overwrite : WeightGrad::Accumulate;
@@ -185,22 +256,16 @@ void Gpt2::backward(float loss_scale) {
 
     if (profiler_ != nullptr) profiler_->start();
     // dwte is written here before encoder_backward adds the embedding's share.
-    const backend::GemmShape dln_shape{.M = N, .N = C, .K = Vp};
-    const backend::GemmShape dwte_shape{.M = Vp, .N = C, .K = N, .trans_a = true,
-                                        .accumulate = mode == WeightGrad::Accumulate};
+    const bool accumulate_dwte = mode == WeightGrad::Accumulate;
     if (precision_ == Precision::Fp32) {
-        float* dlogits = acts_.logits;  // overwritten in place
-        crossentropy_backward(dlogits, acts_.logits, acts_.lse, targets_, dloss, N, V, Vp);
-        lap("crossentropy_bwd");
-        gemm_.run(dln_shape, dlogits, p_.wte, acts_.dln);
-        gemm_.run(dwte_shape, dlogits, acts_.lnf, g_.wte);
+        lm_head_loss_backward(gemm_, lm_head_shape(), acts_.dln, g_.wte, accumulate_dwte, acts_.lnf, p_.wte,
+                              acts_.lse, targets_, dloss, acts_.logits_chunk, acts_.logits_chunk);
     } else {
-        crossentropy_backward_bf16(acts_.dlogits_h, acts_.logits, acts_.lse, targets_, dloss, N, V, Vp);
-        lap("crossentropy_bwd");
-        gemm_.run_bf16(dln_shape, acts_.dlogits_h, half(p_.wte), acts_.dln);
-        gemm_.run_bf16(dwte_shape, acts_.dlogits_h, acts_.lnf_h, g_.wte);
+        lm_head_loss_backward(gemm_, lm_head_shape(), acts_.dln, g_.wte, accumulate_dwte, acts_.lnf_h,
+                              half(p_.wte), acts_.lse, targets_, dloss, acts_.logits_chunk,
+                              acts_.dlogits_chunk_h);
     }
-    lap("lm_head_bwd");
+    lap("lm_head_loss_bwd");
     const float* last = cfg_.n_layer > 0 ? acts_.layers.back().res3 : acts_.encoded;
     zero(acts_.dres, N * C);
     lap("zero_scratch");
@@ -215,19 +280,14 @@ void Gpt2::backward(float loss_scale) {
         const Gpt2LayerParams& dw = g_.h[l];
         const Gpt2LayerActs& a = acts_.layers[l];
         const float* residual = l > 0 ? acts_.layers[l - 1].res3 : acts_.encoded;
+        recompute_block(l, residual);
 
         // MLP branch: res3 = res2 + c_proj(gelu(c_fc(ln_2(res2)))).
-        zero(acts_.dfch_gelu, N * 4 * C);
-        lap("zero_scratch");
         linear_backward(acts_.dfch_gelu, dw.mlp_c_proj_weight, dw.mlp_c_proj_bias, acts_.dres, a.fch_gelu,
                         a.fch_gelu_h, w.mlp_c_proj_weight, N, 4 * C, C, mode);
         lap("matmul_bwd");
-        zero(acts_.dfch, N * 4 * C);
-        lap("zero_scratch");
         gelu_backward(acts_.dfch, acts_.dfch_gelu, a.fch, N * 4 * C);
         lap("gelu_bwd");
-        zero(acts_.dln, N * C);
-        lap("zero_scratch");
         linear_backward(acts_.dln, dw.c_fc_weight, dw.c_fc_bias, acts_.dfch, a.ln2, a.ln2_h, w.c_fc_weight,
                         N, C, 4 * C, mode);
         lap("matmul_bwd");
@@ -236,17 +296,11 @@ void Gpt2::backward(float loss_scale) {
         lap("layernorm_bwd");
 
         // Attention branch: res2 = residual + c_proj(attention(c_attn(ln_1(residual)))).
-        zero(acts_.datty, N * C);
-        lap("zero_scratch");
         linear_backward(acts_.datty, dw.attn_c_proj_weight, dw.attn_c_proj_bias, acts_.dres, a.atty,
                         a.atty_h, w.attn_c_proj_weight, N, C, C, mode);
         lap("matmul_bwd");
-        zero(acts_.dqkv, N * 3 * C);
-        lap("zero_scratch");
         attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, NH);
         lap("attention_bwd");
-        zero(acts_.dln, N * C);
-        lap("zero_scratch");
         linear_backward(acts_.dln, dw.c_attn_weight, dw.c_attn_bias, acts_.dqkv, a.ln1, a.ln1_h,
                         w.c_attn_weight, N, C, 3 * C, mode);
         lap("matmul_bwd");
@@ -258,7 +312,7 @@ void Gpt2::backward(float loss_scale) {
     encoder_backward(g_.wte, g_.wpe, acts_.dres, inputs_, B, T, C);
     lap("encoder_bwd");
     if (ready_hook_) ready_hook_(0, block_begin_.front());
-    targets_ = nullptr;  // the logits are gone; another backward needs another forward
+    targets_ = nullptr;  // another backward needs another forward
 }
 
 

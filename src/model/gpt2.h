@@ -11,6 +11,7 @@
 #include "core/aligned_buffer.h"
 #include "core/arena.h"
 #include "core/profiler.h"
+#include "kernels/lm_head_loss.h"
 #include "model/gpt2_acts.h"
 #include "model/gpt2_config.h"
 #include "model/gpt2_params.h"
@@ -23,8 +24,10 @@ namespace lmforge {
 class Gpt2 {
 public:
     // Validates cfg (InputError). Parameters start at zero; call init_weights or load them.
-    // Mixed precision (Bf16) runs the GEMMs on bfloat16 copies of weights and activations.
-    Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm, Precision precision = Precision::Fp32);
+    // Mixed precision (Bf16) runs the GEMMs on bfloat16 copies of weights and activations;
+    // recompute trades backward compute for activation memory (gpt2_acts.h).
+    Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm, Precision precision = Precision::Fp32,
+         Recompute recompute = Recompute::None);
 
     const Gpt2Config& config() const { return cfg_; }
     const ParamLayout& layout() const { return layout_; }
@@ -36,6 +39,7 @@ public:
     void init_weights(uint64_t seed);
     const Gpt2Params& weights() const { return p_; }  // typed views of params()
     Precision precision() const { return precision_; }
+    Recompute recompute() const { return recompute_; }
 
     // Mixed precision keeps a bfloat16 copy of the parameters for the GEMMs. After writing
     // params() directly (loading, broadcasting), call weights_changed(): the next forward
@@ -54,8 +58,9 @@ public:
     // kIgnoreIndex (-100), or targets null for logits only. Returns the mean loss over counted
     // targets (0 when there are none). Throws InputError for an id out of range.
     float forward(const int32_t* inputs, const int32_t* targets);
-    // (B, T, Vp) from the last forward; overwritten by backward.
-    const float* logits() const { return acts_.logits; }
+    // (B, T, Vp) from the last forward without targets (with targets, the loss is computed
+    // in vocabulary chunks and the full logits never exist).
+    const float* logits() const { return logits_.data(); }
 
     // grads += d(loss_scale · loss)/dθ for the last forward (which needs targets).
     void backward(float loss_scale = 1.0f);
@@ -73,13 +78,32 @@ public:
     void set_grads_ready_hook(std::function<void(int64_t begin, int64_t end)> hook) { ready_hook_ = std::move(hook); }
 
 private:
-    // out (N, OC) = inp (N, C) · w + b in the model's precision; in mixed precision inp's
-    // bfloat16 copy goes to inp_h (kept for backward).
-    void linear_forward(float* out, const float* inp, uint16_t* inp_h, const float* w, const float* b,
+    // out (N, OC) = inp (N, C) · w + b in the model's precision: inp in fp32, or inp_h in
+    // bf16 (written by the kernel that produced it).
+    void linear_forward(float* out, const float* inp, const uint16_t* inp_h, const float* w, const float* b,
                         int64_t N, int64_t C, int64_t OC);
+    // Where a layernorm writes: out in fp32 or out_h in bf16 (by precision), and its stats.
+    struct LayerNormOut {
+        float* out;
+        uint16_t* out_h;
+        float *mean, *rstd;
+        const float *weight, *bias;
+    };
+    LayerNormOut lnf_out() const;
+    // o = layernorm(a), or with b: res = a + b, then o = layernorm(res), in one pass.
+    void norm(const LayerNormOut& o, float* res, const float* a, const float* b, int64_t N);
+    // Block l's forward in three steps: attention branch and residual (→ res2, ln2), then
+    // c_fc and GELU, then the MLP's projection (into acts_.proj, for the fused residual add).
+    void attention_branch(int64_t l, const float* residual);
+    void mlp_hidden(int64_t l);
+    void mlp_projection(int64_t l);
+    LayerNormOut ln1_out(int64_t l) const;
+    // Before block l's backward, in recompute mode: what it did not keep, from its input.
+    void recompute_block(int64_t l, const float* residual);
     void linear_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp,
                          const uint16_t* inp_h, const float* w, int64_t N, int64_t C, int64_t OC,
                          kernels::WeightGrad mode);
+    kernels::LmHeadLossShape lm_head_shape() const;
     const uint16_t* half(const float* param) const { return params_h_.data() + (param - params_.data()); }
     void lap(const char* name) {
         if (profiler_ != nullptr) profiler_->lap(name);
@@ -90,8 +114,10 @@ private:
     backend::Gemm& gemm_;
     ParamLayout layout_;
     Precision precision_;
+    Recompute recompute_;
     AlignedBuffer<float> params_, grads_;
     AlignedBuffer<uint16_t> params_h_;  // mixed precision: bfloat16 copy of params_
+    AlignedBuffer<float> logits_;       // (B, T, Vp) of a forward without targets
     bool half_stale_ = true;
     Gpt2Params p_, g_;  // views of params_ and grads_
     Arena arena_;

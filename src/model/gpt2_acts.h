@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/arena.h"
@@ -12,6 +13,20 @@
 
 namespace lmforge {
 
+// Activation recompute: what backward recomputes instead of keeping from forward.
+//   None:  every layer keeps all it saves.
+//   Gelu:  the GELU outputs (the MLP's widest GEMM input) are recomputed from the pre-activation.
+//   Block: a block keeps only its output; backward re-runs the block's forward from the block
+//          before's output. One block's activations exist at a time.
+// Layers that do not keep a buffer all point at one shared copy, so the code that runs the
+// layers is the same in every mode. Gradients are bit-identical across modes.
+enum class Recompute { None, Gelu, Block };
+
+Recompute parse_recompute(const std::string& name);  // none | gelu | block; InputError otherwise
+const char* recompute_name(Recompute r);
+
+// A GEMM input is kept in one precision: fp32 (ln1, ln2, fch_gelu, lnf) or, in mixed
+// precision, bfloat16 (the _h buffers); the other pointer is null.
 struct Gpt2LayerActs {
     float* ln1;       // (N, C)
     float* ln1_mean;  // (N)
@@ -19,16 +34,15 @@ struct Gpt2LayerActs {
     float* qkv;       // (N, 3C)
     float* atty;      // (N, C)  attention output, heads side by side
     float* att_lse;   // (B, NH, T)
-    float* attproj;   // (N, C)
     float* res2;      // (N, C)  residual after attention
     float* ln2;       // (N, C)
     float* ln2_mean;  // (N)
     float* ln2_rstd;  // (N)
     float* fch;       // (N, 4C)
     float* fch_gelu;  // (N, 4C)
-    float* fcproj;    // (N, C)
     float* res3;      // (N, C)  residual after the MLP: the block's output
-    // Mixed precision: bfloat16 copies of the GEMM inputs, kept for backward (null in fp32).
+    // Mixed precision: the GEMM inputs in bfloat16, kept for backward (null in fp32). atty is
+    // also kept in fp32: attention's backward reads it.
     uint16_t *ln1_h, *atty_h, *ln2_h, *fch_gelu_h;
 };
 
@@ -36,9 +50,11 @@ struct Gpt2Acts {
     float* encoded = nullptr;  // (N, C) token + position embedding
     std::vector<Gpt2LayerActs> layers;
     float *lnf = nullptr, *lnf_mean = nullptr, *lnf_rstd = nullptr;  // (N, C), (N), (N)
-    float* logits = nullptr;  // (N, Vp); backward overwrites it with dlogits
+    float* logits_chunk = nullptr;  // (N, chunk): one vocabulary chunk of the LM head (lm_head_loss.h)
     float* losses = nullptr;  // (N)
     float* lse = nullptr;     // (N)
+    float* target_logit = nullptr;  // (N) LM head scratch
+    float* proj = nullptr;    // (N, C) a projection's output until the residual add consumes it
     // Backward scratch, reused by every layer.
     float* dres = nullptr;      // (N, C)  gradient of the residual stream
     float* dln = nullptr;       // (N, C)
@@ -46,14 +62,17 @@ struct Gpt2Acts {
     float* dqkv = nullptr;      // (N, 3C)
     float* dfch_gelu = nullptr;  // (N, 4C)
     float* dfch = nullptr;      // (N, 4C)
-    // Mixed precision (null in fp32): lnf's bf16 copy, the bf16 dlogits the LM head's
-    // backward reads, and one scratch for the gradients fed to other GEMMs.
-    uint16_t* lnf_h = nullptr;      // (N, C)
-    uint16_t* dlogits_h = nullptr;  // (N, Vp)
+    // Mixed precision (null in fp32): lnf's bf16 copy, the bf16 dlogits of one vocabulary
+    // chunk, and one scratch for the gradients fed to other GEMMs.
+    uint16_t* lnf_h = nullptr;            // (N, C)
+    uint16_t* dlogits_chunk_h = nullptr;  // (N, chunk)
     uint16_t* dout_h = nullptr;     // (N, 4C)
 };
 
 // Carves Gpt2Acts for (B, T) out of a fresh arena, which it returns through `arena`.
-Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Arena& arena);
+Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
+                        Arena& arena);
+// The bytes plan_gpt2_acts would take.
+size_t gpt2_acts_bytes(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute);
 
 }  // namespace lmforge

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "core/error.h"
-#include "kernels/attention.h"
 
 namespace lmforge {
 
@@ -45,11 +44,6 @@ void Gpt2Config::validate() const {
         throw InputError(
             fmt::format("n_embd = {} is not divisible by n_head = {}", n_embd, n_head),
             "choose n_embd as a multiple of n_head (GPT-2: 768 and 12)");
-    }
-    if (head_size() > kernels::kAttentionMaxHeadSize) {
-        throw InputError(fmt::format("head size n_embd / n_head = {} exceeds the maximum {}",
-                                     head_size(), kernels::kAttentionMaxHeadSize),
-                         "use more heads");
     }
     if (vocab_size > (int64_t{1} << 31) - 64) {
         throw InputError(fmt::format("vocab_size = {} does not fit 32-bit token ids", vocab_size));

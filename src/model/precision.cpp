@@ -37,4 +37,6 @@ Precision resolve_precision(const std::string& name, std::string& why) {
 
 const char* precision_name(Precision p) { return p == Precision::Bf16 ? "bf16" : "fp32"; }
 
+double default_peak_gflops(Precision p) { return p == Precision::Bf16 ? 451.0 : 224.0; }
+
 }  // namespace lmforge

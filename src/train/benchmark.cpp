@@ -31,7 +31,7 @@ double flops_per_token(const Gpt2Config& cfg, int64_t params, int64_t T) {
 
 BenchResult run_benchmark(const BenchOptions& opts) {
     auto gemm = backend::make_gemm(opts.gemm);
-    Gpt2 model(opts.model, *gemm, opts.precision);
+    Gpt2 model(opts.model, *gemm, opts.precision, opts.recompute);
     model.init_weights(0);
     model.plan(opts.batch, opts.seq);
     AdamW optimizer(model.layout(), AdamWConfig{});
@@ -101,6 +101,10 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     r.utilisation = r.model_gflops / opts.peak_gflops;
     r.max_rss_mb = peak_rss_mb();
     r.activation_mb = static_cast<double>(model.activation_bytes()) / 1048576.0;
+    r.activation_saved_mb =
+        static_cast<double>(gpt2_acts_bytes(opts.model, opts.batch, opts.seq, opts.precision, Recompute::None)) /
+            1048576.0 -
+        r.activation_mb;
     return r;
 }
 

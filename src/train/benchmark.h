@@ -10,6 +10,7 @@
 
 #include "backend/gemm.h"
 #include "model/gpt2_config.h"
+#include "model/gpt2_acts.h"
 #include "model/precision.h"
 
 namespace lmforge {
@@ -21,10 +22,11 @@ struct BenchOptions {
     int64_t seq = 64;
     int64_t steps = 10;
     int64_t warmup = 3;  // untimed steps first: oneDNN builds its kernels, pages fault in
-    double peak_gflops = 224.0;  // the machine's measured 2-thread fp32 peak (see README)
+    double peak_gflops = 224.0;  // for the utilisation figure: default_peak_gflops(precision)
     backend::GemmKind gemm = backend::GemmKind::Onednn;
     bool profile = false;  // time each kernel family
     Precision precision = Precision::Fp32;
+    Recompute recompute = Recompute::None;
 };
 
 struct BenchResult {
@@ -37,6 +39,7 @@ struct BenchResult {
     double loss_first = 0, loss_last = 0;
     double max_rss_mb = 0;
     double activation_mb = 0;
+    double activation_saved_mb = 0;  // by recompute, against keeping every activation
     // Median ms per phase of a step.
     double zero_ms = 0, forward_ms = 0, backward_ms = 0, clip_ms = 0, optimizer_ms = 0;
     // With opts.profile: (kernel family, mean ms per timed step), slowest first.

@@ -35,6 +35,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.max_steps", c.train.max_steps, "optimizer steps");
     v("train.seed", c.train.seed, "seed of the weights' initialisation and of the data order");
     v("train.threads", c.train.threads, "threads per process; 0: the host's cores divided among its processes");
+    v("train.recompute", c.train.recompute, "activation recompute: none; gelu (GELU outputs recomputed in backward); block (each block re-runs its forward in backward, keeping only its output)");
     v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs, fp32 accumulation, master weights and moments); auto: bf16 where the CPU has AVX512_BF16");
     v("optim.lr", c.optim.lr, "peak learning rate");
     v("optim.min_lr_ratio", c.optim.min_lr_ratio, "final learning rate as a fraction of the peak (cosine, linear)");
@@ -55,7 +56,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("log.every", c.log.every, "steps between log lines");
     v("log.tensorboard", c.log.tensorboard, "write TensorBoard event files");
     v("log.plots", c.log.plots, "draw loss curves (SVG and PNG) at the end");
-    v("log.peak_gflops", c.log.peak_gflops, "the machine's peak GFLOP/s, for the model FLOP utilisation (MFU) in the log");
+    v("log.peak_gflops", c.log.peak_gflops, "the machine's peak GFLOP/s, for the model FLOP utilisation (MFU) in the log; 0: 224 in fp32, 451 in bf16 (measured, README)");
     v("sample.every", c.sample.every, "steps between samples printed during training; 0: none");
     v("sample.tokens", c.sample.tokens, "tokens per sample");
     v("sample.prompt", c.sample.prompt, "text the samples continue; empty: start of a document");
@@ -304,13 +305,15 @@ void validate_config(const TrainConfig& c) {
     require(c.optim.zero_stage == 0 || c.optim.zero_stage == 1, "optim.zero_stage", show(c.optim.zero_stage),
             "must be 0 or 1");
     require(c.dist.bucket_mb > 0, "dist.bucket_mb", show(c.dist.bucket_mb), "must be positive");
-    require(c.log.peak_gflops > 0, "log.peak_gflops", show(c.log.peak_gflops), "must be positive");
+    require(c.log.peak_gflops >= 0, "log.peak_gflops", show(c.log.peak_gflops), "must be positive (or 0: by precision)");
     require(c.sample.temperature >= 0, "sample.temperature", show(c.sample.temperature), "must not be negative");
     const std::string& s = c.optim.schedule;
     require(s == "cosine" || s == "linear" || s == "constant", "optim.schedule", show(s),
             "must be cosine, linear or constant");
     const std::string& p = c.train.precision;
     require(p == "fp32" || p == "bf16" || p == "auto", "train.precision", show(p), "must be fp32, bf16 or auto");
+    const std::string& r = c.train.recompute;
+    require(r == "none" || r == "gelu" || r == "block", "train.recompute", show(r), "must be none, gelu or block");
 }
 
 }  // namespace lmforge

@@ -32,6 +32,7 @@ struct TrainConfig {
         int64_t seed = 1337;
         int64_t threads = 0;               // 0: every core (per process: cores / processes)
         std::string precision = "auto";
+        std::string recompute = "none";
     } train;
     struct Optim {
         double lr = 6e-4;
@@ -59,7 +60,7 @@ struct TrainConfig {
         int64_t every = 10;
         bool tensorboard = true;
         bool plots = true;
-        double peak_gflops = 224.0;  // for the MFU figure
+        double peak_gflops = 0.0;  // for the MFU figure; 0: default_peak_gflops(precision)
     } log;
     struct Sample {
         int64_t every = 0;  // steps; 0: none during training

@@ -165,7 +165,9 @@ TrainSummary train(const TrainOptions& opts) {
     auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
     std::string precision_why;
     const Precision precision = resolve_precision(cfg.train.precision, precision_why);
-    Gpt2 model(mcfg, *gemm, precision);
+    const Recompute recompute = parse_recompute(cfg.train.recompute);
+    Gpt2 model(mcfg, *gemm, precision, recompute);
+    const double peak_gflops = cfg.log.peak_gflops > 0 ? cfg.log.peak_gflops : default_peak_gflops(precision);
     const AdamWConfig adam{static_cast<float>(cfg.optim.beta1), static_cast<float>(cfg.optim.beta2),
                            static_cast<float>(cfg.optim.eps), static_cast<float>(cfg.optim.weight_decay)};
     DataParallel dp(*comm, model, adam,
@@ -214,6 +216,13 @@ TrainSummary train(const TrainOptions& opts) {
     log::info("model: {} layers, {} heads, width {}, vocabulary {} (padded {}), context {}: {} parameters",
               mcfg.n_layer, mcfg.n_head, mcfg.n_embd, mcfg.vocab_size, mcfg.padded_vocab(), mcfg.block_size,
               model.layout().count());
+    {
+        const double mib = 1024.0 * 1024.0;
+        const double kept_all = static_cast<double>(gpt2_acts_bytes(mcfg, B, T, precision, Recompute::None)) / mib;
+        const double used = static_cast<double>(model.activation_bytes()) / mib;
+        log::info("activations: {:.0f} MiB, recompute {}{}", used, recompute_name(recompute),
+                  recompute == Recompute::None ? "" : fmt::format(" (saves {:.0f} MiB of {:.0f})", kept_all - used, kept_all));
+    }
     log::info("batch: {} sequences x {} tokens x {} accumulation = {} tokens per step; {} steps; data {} ({} train windows)",
               B, T, accum, total, cfg.train.max_steps, cfg.data.dir, train_loader.windows_per_epoch());
     log::to_file(fmt::format("resolved configuration (also in {}/config.toml):\n{}", run, config_toml));
@@ -317,7 +326,7 @@ TrainSummary train(const TrainOptions& opts) {
             log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | norm {:.3f} | {:.0f} ms | {:.0f} tok/s | MFU {:.1f}% | "
                       "data {} fwd {} bwd {} opt {} comm {} ms{}",
                       step, cfg.train.max_steps, loss, lr, norm, step_s * 1e3, tok_s,
-                      100 * flops_token * tok_s / 1e9 / (cfg.log.peak_gflops * world), fmt_ms(data_s / n),
+                      100 * flops_token * tok_s / 1e9 / (peak_gflops * world), fmt_ms(data_s / n),
                       fmt_ms(fwd_s / n), fmt_ms(bwd_s / n), fmt_ms(opt_s / n), fmt_ms(comm_s / n),
                       dp.buckets() > 0 ? fmt::format(" ({} buckets)", dp.buckets()) : "");
             data_s = fwd_s = bwd_s = opt_s = comm_s = 0;

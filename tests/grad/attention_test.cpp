@@ -2,6 +2,8 @@
 // against the textbook twin, on lengths that cross and miss the tile edges.
 #include "kernels/attention.h"
 
+#include <limits>
+
 #include "gradcheck.h"
 #include "kernels/ref/attention.h"
 
@@ -26,9 +28,10 @@ TEST(AttentionGrad, FiniteDifferences) {
 
 TEST(AttentionTwin, KernelMatchesTwinOnRemainderShapes) {
     struct Shape { int64_t B, T, NH, C; };
-    // T crosses the 32-row query tile and the 64-key tile, and misses both; HS 1, 20, 64.
+    // T crosses the 64-row tile once or twice, fills it or misses it; HS 1, 20, 64, 16, 20, 300.
     for (const Shape s : {Shape{1, 1, 1, 1}, Shape{2, 13, 3, 60}, Shape{1, 33, 2, 128},
-                          Shape{2, 64, 1, 64}, Shape{1, 97, 3, 48}, Shape{1, 130, 2, 40}}) {
+                          Shape{2, 64, 1, 64}, Shape{1, 97, 3, 48}, Shape{1, 130, 2, 40},
+                          Shape{1, 70, 1, 300}}) {
         const int64_t B = s.B, T = s.T, NH = s.NH, C = s.C;
         const auto qkv = random_vector(B * T * 3 * C, 3, 2.0f);  // peaked softmaxes too
         const auto dout = random_vector(B * T * C, 4);
@@ -39,8 +42,9 @@ TEST(AttentionTwin, KernelMatchesTwinOnRemainderShapes) {
         kernels::ref::attention_forward(out_r.data(), lse_r.data(), qkv_r.data(), B, T, C, NH);
         EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << "T=" << T << " C=" << C;
         EXPECT_TRUE(close(lse, lse_r, kTwinRtol, kTwinAtol)) << "T=" << T << " C=" << C;
-        auto dqkv = random_vector(qkv.size(), 5);
-        auto dqkv_r = convert<double>(dqkv);
+        // NaN where the kernel must write: an element it skips fails the comparison.
+        std::vector<float> dqkv(qkv.size(), std::numeric_limits<float>::quiet_NaN());
+        std::vector<double> dqkv_r(qkv.size());
         kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(),
                                     B, T, C, NH);
         kernels::ref::attention_backward(dqkv_r.data(), convert<double>(dout).data(), out_r.data(),

@@ -57,5 +57,41 @@ TEST(LayerNormTwin, KernelMatchesTwinOnRemainderShapes) {
     }
 }
 
+// The fused residual add + layernorm is the two steps in one pass: its twin is the residual
+// add followed by the layernorm twin (whose backward the model uses, with the residual's
+// gradient passing straight through). Output in fp32 and in bf16.
+TEST(LayerNormTwin, ResidualFusedMatchesAddThenTwin) {
+    for (const int64_t C : {int64_t{1}, int64_t{37}, int64_t{384}}) {
+        const int64_t N = 5;
+        const auto a = random_vector(N * C, 1, 3.0f), b = random_vector(N * C, 2), w = random_vector(C, 3),
+                   bias = random_vector(C, 4);
+        std::vector<double> res_r(N * C), out_r(N * C), mean_r(N), rstd_r(N);
+        for (int64_t i = 0; i < N * C; i++) res_r[i] = static_cast<double>(a[i] + b[i]);
+        kernels::ref::layernorm_forward(out_r.data(), mean_r.data(), rstd_r.data(), res_r.data(),
+                                        convert<double>(w).data(), convert<double>(bias).data(), N, C);
+        std::vector<float> res(N * C), out(N * C), mean(N), rstd(N);
+        kernels::residual_layernorm_forward(res.data(), out.data(), mean.data(), rstd.data(), a.data(), b.data(),
+                                            w.data(), bias.data(), N, C);
+        EXPECT_TRUE(close(res, res_r, 0.0, 0.0)) << "C=" << C;
+        EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << "C=" << C;
+        EXPECT_TRUE(close(mean, mean_r, kTwinRtol, kTwinAtol)) << "C=" << C;
+        EXPECT_TRUE(close(rstd, rstd_r, kTwinRtol, kTwinAtol)) << "C=" << C;
+        // bf16 output: the fp32 result rounded once (2⁻⁹ relative), the statistics unchanged.
+        std::vector<bf16> out_h(N * C);
+        std::vector<float> res2(N * C), mean2(N), rstd2(N);
+        kernels::residual_layernorm_forward(res2.data(), out_h.data(), mean2.data(), rstd2.data(), a.data(),
+                                            b.data(), w.data(), bias.data(), N, C);
+        std::vector<float> widened(N * C);
+        for (int64_t i = 0; i < N * C; i++) widened[i] = from_bf16(out_h[i]);
+        EXPECT_TRUE(close(widened, out_r, 1.0 / 256, kTwinAtol)) << "C=" << C;
+        EXPECT_TRUE(close(mean2, mean, 0.0, 0.0));
+        // The plain layernorm with a bf16 output matches too.
+        std::vector<bf16> plain_h(N * C);
+        kernels::layernorm_forward(plain_h.data(), mean2.data(), rstd2.data(), res.data(), w.data(), bias.data(), N,
+                                   C);
+        EXPECT_EQ(plain_h, out_h) << "C=" << C;
+    }
+}
+
 }  // namespace
 }  // namespace lmforge::test

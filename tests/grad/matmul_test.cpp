@@ -3,6 +3,8 @@
 #include "kernels/matmul.h"
 
 #include "backend/gemm.h"
+#include <limits>
+
 #include "gradcheck.h"
 #include "kernels/bf16.h"
 #include "kernels/ref/matmul.h"
@@ -43,7 +45,9 @@ TEST_P(MatmulTwin, KernelMatchesTwinOnRemainderShapes) {
         kernels::ref::matmul_forward(out_r.data(), inp_r.data(), w_r.data(),
                                      convert<double>(b).data(), N, C, OC);
         EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << N << "x" << C << "x" << OC;
-        auto dinp = random_vector(N * C, 9), dw = random_vector(C * OC, 10), db = random_vector(OC, 11);
+        // dinp starts as NaN: the kernel must overwrite every element.
+        auto dinp = std::vector<float>(N * C, std::numeric_limits<float>::quiet_NaN());
+        auto dw = random_vector(C * OC, 10), db = random_vector(OC, 11);
         auto dinp_r = convert<double>(dinp), dw_r = convert<double>(dw), db_r = convert<double>(db);
         kernels::matmul_backward(*gemm, dinp.data(), dw.data(), db.data(), dout.data(), inp.data(),
                                  w.data(), N, C, OC);
@@ -80,7 +84,9 @@ TEST_P(MatmulTwin, Bf16KernelMatchesTwinOnRoundedInputs) {
         kernels::matmul_forward_bf16(*gemm, out.data(), inp_h.data(), w_h.data(), b.data(), N, C, OC);
         kernels::ref::matmul_forward(out_r.data(), inp_r.data(), w_r.data(), convert<double>(b).data(), N, C, OC);
         EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << N << "x" << C << "x" << OC;
-        auto dinp = random_vector(N * C, 9), dw = random_vector(C * OC, 10), db = random_vector(OC, 11);
+        // dinp starts as NaN: the kernel must overwrite every element.
+        auto dinp = std::vector<float>(N * C, std::numeric_limits<float>::quiet_NaN());
+        auto dw = random_vector(C * OC, 10), db = random_vector(OC, 11);
         auto dinp_r = convert<double>(dinp), dw_r = convert<double>(dw), db_r = convert<double>(db);
         kernels::matmul_backward_bf16(*gemm, dinp.data(), dw.data(), db.data(), dout.data(), dout_h.data(),
                                       inp_h.data(), w_h.data(), N, C, OC);

@@ -3,6 +3,7 @@
 // optimised kernel — so the two are independent derivations.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -46,6 +47,7 @@ void attention_backward(T_* dqkv, const T_* dout, const T_* /*out*/, const T_* l
     const int64_t HS = C / NH, C3 = 3 * C;
     const T_ scale = T_(1) / std::sqrt(T_(HS));
     std::vector<T_> p(T), dp(T);
+    std::fill_n(dqkv, B * T * C3, T_(0));  // writes (=), as the kernel
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < NH; h++)
             for (int64_t i = 0; i < T; i++) {

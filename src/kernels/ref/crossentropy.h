@@ -1,4 +1,4 @@
-// Scalar twin of kernels/crossentropy.h.
+// Scalar twin of the softmax + cross-entropy that kernels/lm_head_loss.h fuses with the LM head.
 #pragma once
 
 #include <cmath>

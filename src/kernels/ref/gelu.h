@@ -22,7 +22,7 @@ void gelu_backward(T_* dinp, const T_* dout, const T_* inp, int64_t n) {
         const T_ x = inp[i];
         const T_ th = std::tanh(k * (x + T_(0.044715) * x * x * x));
         const T_ du = k * (T_(1) + T_(3) * T_(0.044715) * x * x);
-        dinp[i] += dout[i] * (T_(0.5) * (T_(1) + th) + T_(0.5) * x * (T_(1) - th * th) * du);
+        dinp[i] = dout[i] * (T_(0.5) * (T_(1) + th) + T_(0.5) * x * (T_(1) - th * th) * du);
     }
 }
 

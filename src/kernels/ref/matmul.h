@@ -1,6 +1,7 @@
 // Scalar twin of kernels/matmul.h (weight stored (C, OC), Conv1D layout).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace lmforge::kernels::ref {
@@ -19,6 +20,7 @@ void matmul_forward(T_* out, const T_* inp, const T_* weight, const T_* bias, in
 template <class T_>
 void matmul_backward(T_* dinp, T_* dweight, T_* dbias, const T_* dout, const T_* inp,
                      const T_* weight, int64_t N, int64_t C, int64_t OC) {
+    if (dinp != nullptr) std::fill_n(dinp, N * C, T_(0));  // written (=), as the kernel
     for (int64_t n = 0; n < N; n++)
         for (int64_t o = 0; o < OC; o++) {
             const T_ d = dout[n * OC + o];

@@ -1,0 +1,230 @@
+// Per-kernel microbenchmarks (Google Benchmark) on the shapes of the comparison configs, each
+// reported against the machine's peak: compute-bound kernels in GFLOP/s and as a share of the
+// precision's measured 2-thread peak (224 fp32, 451 bf16: README); memory-bound kernels in
+// GB/s of traffic (bytes each pass must read and write) next to BM_MemoryCopy, this machine's
+// copy bandwidth measured in the same run.
+//
+//   ./build/release/bench/kernels_bench                       # every kernel
+//   ./build/release/bench/kernels_bench --benchmark_filter=Attention
+// Threads: every core (OMP_NUM_THREADS to change). Figures, not tests: nothing here can fail.
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "backend/gemm.h"
+#include "backend/threads.h"
+#include "core/aligned_buffer.h"
+#include "core/rng.h"
+#include "kernels/adamw.h"
+#include "kernels/attention.h"
+#include "kernels/bf16.h"
+#include "kernels/gelu.h"
+#include "kernels/layernorm.h"
+#include "kernels/lm_head_loss.h"
+#include "model/precision.h"
+
+namespace lmforge {
+namespace {
+
+AlignedBuffer<float> random_buffer(int64_t n, uint64_t seed, float scale = 1.0f) {
+    AlignedBuffer<float> b(n);
+    Rng rng(seed);
+    for (int64_t i = 0; i < n; i++) b[i] = (rng.uniform() * 2.0f - 1.0f) * scale;
+    return b;
+}
+
+AlignedBuffer<bf16> to_half(const AlignedBuffer<float>& x) {
+    AlignedBuffer<bf16> h(x.size());
+    kernels::to_bf16(h.data(), x.data(), static_cast<int64_t>(x.size()));
+    return h;
+}
+
+// Counters: achieved rate and its share of `peak` (per second), from work done per iteration.
+void report_flops(benchmark::State& state, double flops, Precision p) {
+    const double peak = default_peak_gflops(p) * 1e9;
+    state.counters["GFLOP/s"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["%peak"] = benchmark::Counter(100.0 * flops / peak, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void report_bytes(benchmark::State& state, double bytes) {
+    state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// ---- compute-bound -------------------------------------------------------------------------
+
+// Linear layers of config B/C: rows N = B·T = 4096, (in, out) from the block. Arg 0: fp32, 1: bf16.
+void BM_Gemm(benchmark::State& state) {
+    const int64_t M = 4096, K = state.range(1), N = state.range(2);
+    const bool half = state.range(0) == 1;
+    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    const auto a = random_buffer(M * K, 1), b = random_buffer(K * N, 2);
+    const auto ah = to_half(a), bh = to_half(b);
+    AlignedBuffer<float> c(M * N);
+    for (auto _ : state) {
+        if (half) {
+            gemm->run_bf16({.M = M, .N = N, .K = K}, ah.data(), bh.data(), c.data());
+        } else {
+            gemm->run({.M = M, .N = N, .K = K}, a.data(), b.data(), c.data());
+        }
+        benchmark::ClobberMemory();
+    }
+    report_flops(state, 2.0 * M * N * K, half ? Precision::Bf16 : Precision::Fp32);
+}
+BENCHMARK(BM_Gemm)
+    ->ArgNames({"bf16", "in", "out"})
+    ->ArgsProduct({{0, 1}, {384}, {1152, 1536}})
+    ->Args({0, 1536, 384})
+    ->Args({1, 1536, 384})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Causal attention; FLOPs counted as the useful products only (forward Q·Kᵀ and P·V; backward
+// dP, dS·K, dSᵀ·Q and Pᵀ·dO) over the causal half: 2·B·NH·T(T+1)/2·HS each. Args: B, T, C, NH.
+void attention_case(benchmark::State& state, bool backward) {
+    const int64_t B = state.range(0), T = state.range(1), C = state.range(2), NH = state.range(3);
+    const auto qkv = random_buffer(B * T * 3 * C, 3), dout = random_buffer(B * T * C, 4);
+    AlignedBuffer<float> out(B * T * C), lse(B * NH * T), dqkv(B * T * 3 * C);
+    kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
+    for (auto _ : state) {
+        if (backward) {
+            kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH);
+        } else {
+            kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
+        }
+        benchmark::ClobberMemory();
+    }
+    const double product = 2.0 * B * NH * (T * (T + 1) / 2.0) * (C / NH);
+    report_flops(state, (backward ? 4.0 : 2.0) * product, Precision::Fp32);
+}
+void BM_AttentionForward(benchmark::State& state) { attention_case(state, false); }
+void BM_AttentionBackward(benchmark::State& state) { attention_case(state, true); }
+BENCHMARK(BM_AttentionForward)->ArgNames({"B", "T", "C", "NH"})->Args({16, 256, 384, 6})->Args({4, 64, 768, 12})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AttentionBackward)->ArgNames({"B", "T", "C", "NH"})->Args({16, 256, 384, 6})->Args({4, 64, 768, 12})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// LM head + cross-entropy in vocabulary chunks (bf16), config B: N = 2048, C = 384, V = 50257.
+// Useful FLOPs: forward 2·N·C·V; backward 4·N·C·V (its recomputed logits not counted).
+void lm_head_case(benchmark::State& state, bool backward) {
+    const int64_t N = 2048, C = 384, V = 50257, Vp = 50304;
+    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    const auto x = to_half(random_buffer(N * C, 5)), wte = to_half(random_buffer(Vp * C, 6, 0.1f));
+    std::vector<int32_t> targets(N);
+    Rng rng(7);
+    for (auto& t : targets) t = static_cast<int32_t>(rng.below(V));
+    const kernels::LmHeadLossShape s{.N = N, .C = C, .V = V, .Vp = Vp, .chunk = kernels::lm_head_chunk(N, V)};
+    AlignedBuffer<float> losses(N), lse(N), logits(N * s.chunk), dx(N * C), dwte(Vp * C), scratch(N);
+    AlignedBuffer<bf16> dlogits(N * s.chunk);
+    kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x.data(), wte.data(), targets.data(),
+                                  logits.data(), scratch.data());
+    for (auto _ : state) {
+        if (backward) {
+            kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte.data(), false, x.data(), wte.data(), lse.data(),
+                                           targets.data(), 1.0f / N, logits.data(), dlogits.data());
+        } else {
+            kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x.data(), wte.data(),
+                                          targets.data(), logits.data(), scratch.data());
+        }
+        benchmark::ClobberMemory();
+    }
+    report_flops(state, (backward ? 4.0 : 2.0) * N * C * V, Precision::Bf16);
+}
+void BM_LmHeadLossForward(benchmark::State& state) { lm_head_case(state, false); }
+void BM_LmHeadLossBackward(benchmark::State& state) { lm_head_case(state, true); }
+BENCHMARK(BM_LmHeadLossForward)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LmHeadLossBackward)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---- memory-bound --------------------------------------------------------------------------
+
+constexpr int64_t kRows = 4096, kWidth = 384;  // config C's activations: (B·T, C)
+
+void BM_MemoryCopy(benchmark::State& state) {  // the reference: read n floats, write n floats
+    const int64_t n = kRows * 4 * kWidth;
+    const auto src = random_buffer(n, 8);
+    AlignedBuffer<float> dst(n);
+    for (auto _ : state) {
+#pragma omp parallel for simd schedule(static)
+        for (int64_t i = 0; i < n; i++) dst[i] = src[i];
+        benchmark::ClobberMemory();
+    }
+    report_bytes(state, 2.0 * n * sizeof(float));
+}
+BENCHMARK(BM_MemoryCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Residual add fused with the next layernorm, bf16 output: reads a, b; writes res (fp32), out (bf16).
+void BM_ResidualLayerNorm(benchmark::State& state) {
+    const int64_t N = kRows, C = kWidth;
+    const auto a = random_buffer(N * C, 9), b = random_buffer(N * C, 10), w = random_buffer(C, 11),
+               bias = random_buffer(C, 12);
+    AlignedBuffer<float> res(N * C), mean(N), rstd(N);
+    AlignedBuffer<bf16> out(N * C);
+    for (auto _ : state) {
+        kernels::residual_layernorm_forward(res.data(), out.data(), mean.data(), rstd.data(), a.data(), b.data(),
+                                            w.data(), bias.data(), N, C);
+        benchmark::ClobberMemory();
+    }
+    report_bytes(state, N * C * (3.0 * sizeof(float) + sizeof(bf16)));
+}
+BENCHMARK(BM_ResidualLayerNorm)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// GELU on the MLP's hidden layer (N, 4C), bf16 output; backward reads two fp32, writes one.
+void BM_GeluForward(benchmark::State& state) {
+    const int64_t n = kRows * 4 * kWidth;
+    const auto x = random_buffer(n, 13, 3.0f);
+    AlignedBuffer<bf16> y(n);
+    for (auto _ : state) {
+        kernels::gelu_forward(y.data(), x.data(), n);
+        benchmark::ClobberMemory();
+    }
+    report_bytes(state, n * (sizeof(float) + sizeof(bf16)));
+}
+void BM_GeluBackward(benchmark::State& state) {
+    const int64_t n = kRows * 4 * kWidth;
+    const auto x = random_buffer(n, 14, 3.0f), dy = random_buffer(n, 15);
+    AlignedBuffer<float> dx(n);
+    for (auto _ : state) {
+        kernels::gelu_backward(dx.data(), dy.data(), x.data(), n);
+        benchmark::ClobberMemory();
+    }
+    report_bytes(state, 3.0 * n * sizeof(float));
+}
+BENCHMARK(BM_GeluForward)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_GeluBackward)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// AdamW over GPT-2 124M's parameters with the bf16 mirror: reads p, g, m, v; writes p, m, v
+// and the bf16 copy. Ranges split over threads as optim/adamw.cpp does.
+void BM_AdamW(benchmark::State& state) {
+    const int64_t n = 124'439'808;
+    auto p = random_buffer(n, 16), g = random_buffer(n, 17);
+    AlignedBuffer<float> m(n), v(n);
+    AlignedBuffer<bf16> mirror(n);
+    std::memset(m.data(), 0, n * sizeof(float));
+    std::memset(v.data(), 0, n * sizeof(float));
+    for (auto _ : state) {
+#pragma omp parallel
+        {
+            const auto [i0, i1] = backend::thread_slice(n, omp_get_thread_num(), omp_get_num_threads());
+            kernels::adamw_update(p.data() + i0, m.data() + i0, v.data() + i0, g.data() + i0, i1 - i0,
+                                  {.weight_decay = 0.1f}, mirror.data() + i0);
+        }
+        benchmark::ClobberMemory();
+    }
+    report_bytes(state, n * (7.0 * sizeof(float) + sizeof(bf16)));
+}
+BENCHMARK(BM_AdamW)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+
+}  // namespace
+}  // namespace lmforge
+
+int main(int argc, char** argv) {
+    lmforge::backend::set_threads(0);
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::AddCustomContext("threads", std::to_string(omp_get_max_threads()));
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,117 @@
+#include "kernels/lm_head_loss.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/bf16.h"
+#include "kernels/fast_math.h"
+
+namespace lmforge::kernels {
+
+namespace {
+
+constexpr int64_t kChunkBytes = int64_t{8} << 20;  // 4-16 MiB measured alike on config B
+
+void run(backend::Gemm& gemm, const backend::GemmShape& s, const float* a, const float* b, float* c) {
+    gemm.run(s, a, b, c);
+}
+void run(backend::Gemm& gemm, const backend::GemmShape& s, const bf16* a, const bf16* b, float* c) {
+    gemm.run_bf16(s, a, b, c);
+}
+
+template <class In>
+inline In store(float x) {
+    if constexpr (std::is_same_v<In, float>) {
+        return x;
+    } else {
+        return lmforge::to_bf16(x);
+    }
+}
+
+// logits (N, nc) = x · wte[c0 : c0+nc]ᵀ
+template <class In>
+void chunk_logits(backend::Gemm& gemm, const LmHeadLossShape& s, int64_t c0, int64_t nc, const In* x, const In* wte,
+                  float* logits) {
+    run(gemm, {.M = s.N, .N = nc, .K = s.C, .trans_b = true}, x, wte + c0 * s.C, logits);
+}
+
+}  // namespace
+
+int64_t lm_head_chunk(int64_t N, int64_t V) {
+    const int64_t columns = kChunkBytes / (static_cast<int64_t>(sizeof(float)) * std::max<int64_t>(N, 1));
+    return std::min(V, std::max<int64_t>(64, columns / 64 * 64));
+}
+
+template <class In>
+void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, const In* x,
+                          const In* wte, const int32_t* targets, float* logits_chunk, float* target_logit) {
+    // Running per row: the maximum (in lse), the sum of exp(logit - maximum) (in losses) and
+    // the target's logit.
+    std::fill_n(lse, s.N, -std::numeric_limits<float>::infinity());
+    std::fill_n(losses, s.N, 0.0f);
+    std::fill_n(target_logit, s.N, 0.0f);
+    for (int64_t c0 = 0; c0 < s.V; c0 += s.chunk) {
+        const int64_t nc = std::min(s.V, c0 + s.chunk) - c0;
+        chunk_logits(gemm, s, c0, nc, x, wte, logits_chunk);
+#pragma omp parallel for schedule(static)
+        for (int64_t n = 0; n < s.N; n++) {
+            const float* row = logits_chunk + n * nc;
+            float block_max = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : block_max)
+            for (int64_t j = 0; j < nc; j++) block_max = row[j] > block_max ? row[j] : block_max;  // vectorises; std::max does not
+            const float m_new = std::max(lse[n], block_max);
+            float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+            for (int64_t j = 0; j < nc; j++) sum += fast_exp(row[j] - m_new);
+            losses[n] = losses[n] * fast_exp(lse[n] - m_new) + sum;  // exp(-inf) = 0 on the first chunk
+            lse[n] = m_new;
+            const int64_t t = targets[n];
+            if (t >= c0 && t < c0 + nc) target_logit[n] = row[t - c0];
+        }
+    }
+    for (int64_t n = 0; n < s.N; n++) {
+        lse[n] += std::log(losses[n]);
+        losses[n] = targets[n] == kIgnoreIndex ? 0.0f : lse[n] - target_logit[n];
+    }
+}
+
+template <class In>
+void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, bool accumulate_dwte,
+                           const In* x, const In* wte, const float* lse, const int32_t* targets, float dloss,
+                           float* logits_chunk, In* dlogits_chunk) {
+    for (int64_t c0 = 0; c0 < s.V; c0 += s.chunk) {
+        const int64_t nc = std::min(s.V, c0 + s.chunk) - c0;
+        chunk_logits(gemm, s, c0, nc, x, wte, logits_chunk);
+#pragma omp parallel for schedule(static)
+        for (int64_t n = 0; n < s.N; n++) {
+            const float* row = logits_chunk + n * nc;
+            In* drow = dlogits_chunk + n * nc;
+            const int64_t t = targets[n];
+            const float m = lse[n], scale = t == kIgnoreIndex ? 0.0f : dloss;
+            const float at_target = t >= c0 && t < c0 + nc ? (fast_exp(row[t - c0] - m) - 1.0f) * scale : 0.0f;
+#pragma omp simd
+            for (int64_t j = 0; j < nc; j++) {
+                drow[j] = store<In>(fast_exp(row[j] - m) * scale);
+            }
+            if (t >= c0 && t < c0 + nc) drow[t - c0] = store<In>(at_target);
+        }
+        run(gemm, {.M = s.N, .N = s.C, .K = nc, .accumulate = c0 > 0}, dlogits_chunk, wte + c0 * s.C, dx);
+        run(gemm, {.M = nc, .N = s.C, .K = s.N, .trans_a = true, .accumulate = accumulate_dwte}, dlogits_chunk, x,
+            dwte + c0 * s.C);
+    }
+    if (!accumulate_dwte) std::memset(dwte + s.V * s.C, 0, sizeof(float) * (s.Vp - s.V) * s.C);
+}
+
+template void lm_head_loss_forward<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, const float*,
+                                          const float*, const int32_t*, float*, float*);
+template void lm_head_loss_forward<bf16>(backend::Gemm&, const LmHeadLossShape&, float*, float*, const bf16*,
+                                         const bf16*, const int32_t*, float*, float*);
+template void lm_head_loss_backward<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, bool, const float*,
+                                           const float*, const float*, const int32_t*, float, float*, float*);
+template void lm_head_loss_backward<bf16>(backend::Gemm&, const LmHeadLossShape&, float*, float*, bool, const bf16*,
+                                          const bf16*, const float*, const int32_t*, float, float*, bf16*);
+
+}  // namespace lmforge::kernels

@@ -1,0 +1,44 @@
+// The tied LM head and the cross-entropy loss, fused and computed in vocabulary chunks so the
+// (N, V) logits never exist in full: forward keeps a running maximum and sum of exponentials
+// per row (an online log-sum-exp, as attention's softmax); backward recomputes each chunk's
+// logits, turns them into dlogits with the saved log-sum-exp and feeds both gradient GEMMs
+// before the next chunk. The price is one more GEMM of the head's forward size; the saving is
+// the logits and dlogits buffers (N · Vp floats and bf16s: 600 MiB at B=8, T=256 for GPT-2's
+// vocabulary). Padded columns V..Vp-1 of the embedding never enter the loss.
+//
+// In is float, or bf16 in mixed precision (GEMM inputs in bf16, logits and sums in fp32).
+// Same semantics as crossentropy_forward/backward after logits = x · wteᵀ (tested so).
+#pragma once
+
+#include <cstdint>
+
+#include "backend/gemm.h"
+#include "kernels/crossentropy.h"
+
+namespace lmforge::kernels {
+
+struct LmHeadLossShape {
+    int64_t N = 0, C = 0, V = 0, Vp = 0;  // rows, width, vocabulary, padded vocabulary
+    int64_t chunk = 0;                    // vocabulary columns per chunk
+};
+
+// The chunk lmforge uses for N rows: about 8 MiB of fp32 logits (a multiple of 64 columns, at
+// least 64, at most V): small enough to stay in cache between the GEMM and the softmax.
+int64_t lm_head_chunk(int64_t N, int64_t V);
+
+// x (N, C): the final layernorm's output; wte (Vp, C): the tied embedding; targets (N) in
+// [0, V) or kIgnoreIndex. Writes losses (N) (0 where ignored) and lse (N) for backward.
+// Scratch: logits_chunk (N · chunk floats), target_logit (N floats).
+template <class In>
+void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, const In* x,
+                          const In* wte, const int32_t* targets, float* logits_chunk, float* target_logit);
+
+// For loss = dloss · Σ losses: writes (=) dx (N, C); dwte (Vp, C) += or = (accumulate_dwte)
+// the head's share (padded rows get zero). dlogits_chunk: N · chunk scratch; in fp32 it may be
+// logits_chunk itself.
+template <class In>
+void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, bool accumulate_dwte,
+                           const In* x, const In* wte, const float* lse, const int32_t* targets, float dloss,
+                           float* logits_chunk, In* dlogits_chunk);
+
+}  // namespace lmforge::kernels

@@ -1,0 +1,40 @@
+// Scalar twin of kernels/lm_head_loss.h, unfused: the full (N, Vp) logits, the textbook
+// softmax + cross-entropy (ref/crossentropy.h), then the two gradient products.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/ref/crossentropy.h"
+
+namespace lmforge::kernels::ref {
+
+// x (N, C), wte (Vp, C). losses, lse (N); dx (N, C) and dwte (Vp, C) written (=) for
+// loss = dloss · Σ losses.
+template <class T_>
+void lm_head_loss(T_* losses, T_* lse, T_* dx, T_* dwte, const T_* x, const T_* wte, const int32_t* targets,
+                  T_ dloss, int64_t N, int64_t C, int64_t V, int64_t Vp) {
+    std::vector<T_> logits(N * Vp), dlogits(N * Vp);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t v = 0; v < Vp; v++) {
+            T_ acc = 0;
+            for (int64_t c = 0; c < C; c++) acc += x[n * C + c] * wte[v * C + c];
+            logits[n * Vp + v] = acc;
+        }
+    crossentropy_forward(losses, lse, logits.data(), targets, N, V, Vp);
+    crossentropy_backward(dlogits.data(), logits.data(), lse, targets, dloss, N, V, Vp);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++) {
+            T_ acc = 0;
+            for (int64_t v = 0; v < Vp; v++) acc += dlogits[n * Vp + v] * wte[v * C + c];
+            dx[n * C + c] = acc;
+        }
+    for (int64_t v = 0; v < Vp; v++)
+        for (int64_t c = 0; c < C; c++) {
+            T_ acc = 0;
+            for (int64_t n = 0; n < N; n++) acc += dlogits[n * Vp + v] * x[n * C + c];
+            dwte[v * C + c] = acc;
+        }
+}
+
+}  // namespace lmforge::kernels::ref

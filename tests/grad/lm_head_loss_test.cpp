@@ -1,0 +1,137 @@
+// The LM head fused with cross-entropy over vocabulary chunks: finite differences on the
+// unfused twin, then the chunked kernel against it — the same loss and gradients for every
+// chunk size, whether chunks divide the vocabulary or not, in fp32 and in bf16.
+#include "kernels/lm_head_loss.h"
+
+#include <limits>
+
+#include "core/rng.h"
+#include "gradcheck.h"
+#include "kernels/bf16.h"
+#include "kernels/ref/lm_head_loss.h"
+
+namespace lmforge::test {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+TEST(LmHeadLossGrad, FiniteDifferences) {
+    const int64_t N = 4, C = 3, V = 5, Vp = 8;  // three padding rows in wte
+    auto x = random_vector<double>(N * C, 1, 2.0f), wte = random_vector<double>(Vp * C, 2, 2.0f);
+    const std::vector<int32_t> targets = {0, 4, kernels::kIgnoreIndex, 2};
+    const double dloss = 0.7;
+    std::vector<double> losses(N), lse(N), dx(N * C), dwte(Vp * C);
+    kernels::ref::lm_head_loss(losses.data(), lse.data(), dx.data(), dwte.data(), x.data(), wte.data(),
+                               targets.data(), dloss, N, C, V, Vp);
+    const auto loss = [&] {
+        std::vector<double> l(N), s(N), gx(N * C), gw(Vp * C);
+        kernels::ref::lm_head_loss(l.data(), s.data(), gx.data(), gw.data(), x.data(), wte.data(), targets.data(),
+                                   dloss, N, C, V, Vp);
+        double total = 0;
+        for (double v : l) total += dloss * v;
+        return total;
+    };
+    expect_matches_finite_differences({{"x", &x, &dx}, {"wte", &wte, &dwte}}, loss);
+}
+
+struct Case {
+    int64_t N, C, V, Vp;
+};
+
+// Random inputs with garbage in wte's padding rows (it must not reach the loss) and some
+// ignored targets.
+struct Inputs {
+    std::vector<float> x, wte;
+    std::vector<int32_t> targets;
+    Inputs(const Case& c, uint64_t seed) : x(random_vector(c.N * c.C, seed)), wte(random_vector(c.Vp * c.C, seed + 1)) {
+        for (int64_t i = c.V * c.C; i < c.Vp * c.C; i++) wte[i] = 1e3f;
+        Rng rng(seed + 2);
+        for (int64_t n = 0; n < c.N; n++) targets.push_back(static_cast<int32_t>(rng.below(c.V)));
+        if (c.N > 2) targets[1] = kernels::kIgnoreIndex;
+    }
+};
+
+struct Expected {
+    std::vector<double> losses, lse, dx, dwte;
+    Expected(const Case& c, const std::vector<double>& x, const std::vector<double>& wte,
+             const std::vector<int32_t>& targets, double dloss)
+        : losses(c.N), lse(c.N), dx(c.N * c.C), dwte(c.Vp * c.C) {
+        kernels::ref::lm_head_loss(losses.data(), lse.data(), dx.data(), dwte.data(), x.data(), wte.data(),
+                                   targets.data(), dloss, c.N, c.C, c.V, c.Vp);
+    }
+};
+
+const Case kCases[] = {{1, 1, 1, 64}, {13, 24, 101, 128}, {7, 40, 300, 320}};
+constexpr float kDloss = 0.25f;
+
+class LmHeadLossTwin : public ::testing::TestWithParam<backend::GemmKind> {};
+
+TEST_P(LmHeadLossTwin, ChunkedEqualsUnfusedLossAndGradient) {
+    auto gemm = backend::make_gemm(GetParam());
+    for (const Case& c : kCases) {
+        const Inputs in(c, 3);
+        const Expected want(c, convert<double>(in.x), convert<double>(in.wte), in.targets, kDloss);
+        // 64 and 100 split the vocabulary (100 leaves a remainder); V is one chunk.
+        for (const int64_t chunk : {int64_t{64}, int64_t{100}, c.V}) {
+            const kernels::LmHeadLossShape s{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = chunk};
+            std::vector<float> losses(c.N), lse(c.N), logits(c.N * chunk), scratch(c.N);
+            kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), in.x.data(), in.wte.data(),
+                                          in.targets.data(), logits.data(), scratch.data());
+            EXPECT_TRUE(close(losses, want.losses, kTwinRtol, kTwinAtol)) << c.V << " by " << chunk;
+            EXPECT_TRUE(close(lse, want.lse, kTwinRtol, kTwinAtol)) << c.V << " by " << chunk;
+            // NaN where the kernel must write; dlogits in place over the logits, as in fp32 training.
+            std::vector<float> dx(c.N * c.C, kNaN), dwte(c.Vp * c.C, kNaN);
+            kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte.data(), false, in.x.data(), in.wte.data(),
+                                           lse.data(), in.targets.data(), kDloss, logits.data(), logits.data());
+            EXPECT_TRUE(close(dx, want.dx, kTwinRtol, kTwinAtol)) << c.V << " by " << chunk;
+            EXPECT_TRUE(close(dwte, want.dwte, kTwinRtol, kTwinAtol)) << c.V << " by " << chunk;
+            // Accumulating: dwte += the same gradient.
+            auto dwte_acc = random_vector(c.Vp * c.C, 9);
+            auto want_acc = convert<double>(dwte_acc);
+            for (size_t i = 0; i < want_acc.size(); i++) want_acc[i] += want.dwte[i];
+            kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte_acc.data(), true, in.x.data(), in.wte.data(),
+                                           lse.data(), in.targets.data(), kDloss, logits.data(), logits.data());
+            EXPECT_TRUE(close(dwte_acc, want_acc, kTwinRtol, kTwinAtol)) << c.V << " by " << chunk;
+        }
+    }
+}
+
+// Mixed precision: x and wte rounded to bf16, the twin run on the rounded values in double.
+// The loss matches as fp32 does; the gradients carry dlogits' bf16 rounding (2⁻⁹ relative).
+TEST_P(LmHeadLossTwin, Bf16ChunkedMatchesTwinOnRoundedInputs) {
+    auto gemm = backend::make_gemm(GetParam());
+    const auto round = [](const std::vector<float>& v) {
+        std::vector<bf16> h(v.size());
+        kernels::to_bf16(h.data(), v.data(), static_cast<int64_t>(v.size()));
+        std::vector<double> r(v.size());
+        for (size_t i = 0; i < v.size(); i++) r[i] = from_bf16(h[i]);
+        return std::pair{h, r};
+    };
+    for (const Case& c : kCases) {
+        const Inputs in(c, 4);
+        const auto [x_h, x_r] = round(in.x);
+        const auto [wte_h, wte_r] = round(in.wte);
+        const Expected want(c, x_r, wte_r, in.targets, kDloss);
+        for (const int64_t chunk : {int64_t{64}, c.V}) {
+            const kernels::LmHeadLossShape s{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = chunk};
+            std::vector<float> losses(c.N), lse(c.N), logits(c.N * chunk), scratch(c.N);
+            std::vector<bf16> dlogits(c.N * chunk);
+            kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x_h.data(), wte_h.data(),
+                                          in.targets.data(), logits.data(), scratch.data());
+            EXPECT_TRUE(close(losses, want.losses, kTwinRtol, kTwinAtol)) << c.V << " by " << chunk;
+            std::vector<float> dx(c.N * c.C, kNaN), dwte(c.Vp * c.C, kNaN);
+            kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte.data(), false, x_h.data(), wte_h.data(),
+                                           lse.data(), in.targets.data(), kDloss, logits.data(), dlogits.data());
+            const double bf16_tol = 8e-3;
+            EXPECT_TRUE(close(dx, want.dx, bf16_tol, bf16_tol * max_abs(std::span<const double>(want.dx))));
+            EXPECT_TRUE(close(dwte, want.dwte, bf16_tol, bf16_tol * max_abs(std::span<const double>(want.dwte))));
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, LmHeadLossTwin,
+                         ::testing::Values(backend::GemmKind::Onednn, backend::GemmKind::Naive),
+                         [](const auto& info) { return std::string(backend::make_gemm(info.param)->name()); });
+
+}  // namespace
+}  // namespace lmforge::test

@@ -22,6 +22,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = {
@@ -33,7 +34,8 @@ TORCH_MODES = {"fp32": [], "bf16": ["--dtype", "bf16"], "compile": ["--compile"]
                "compile-bf16": ["--compile", "--dtype", "bf16"]}
 
 
-def run_json(cmd):
+def run_json(cmd, pause):
+    time.sleep(pause)  # let the previous run's processes (torch.compile's workers) wind down
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         print(f"failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr[-2000:]}", file=sys.stderr)
@@ -75,6 +77,7 @@ def main():
     ap.add_argument("--torch-bench", default=os.path.join(ROOT, "..", "shared", "bench", "torch_gpt2.py"))
     ap.add_argument("--lmforge-modes", nargs="+", default=["fp32", "bf16"])
     ap.add_argument("--torch-modes", nargs="+", default=list(TORCH_MODES), choices=list(TORCH_MODES))
+    ap.add_argument("--pause", type=float, default=5.0, help="seconds of rest before each run")
     args = ap.parse_args()
 
     report = []
@@ -84,9 +87,9 @@ def main():
         runs.update({f"torch {m}": [] for m in args.torch_modes})
         for r in range(args.rounds):  # alternate, so drifts in machine speed hit every mode
             for m in args.lmforge_modes:
-                runs[f"lmforge {m}"].append(run_json(lmforge_cmd(args.lmforge, cfg, m, args)))
+                runs[f"lmforge {m}"].append(run_json(lmforge_cmd(args.lmforge, cfg, m, args), args.pause))
             for m in args.torch_modes:
-                runs[f"torch {m}"].append(run_json(torch_cmd(name, m, args)))
+                runs[f"torch {m}"].append(run_json(torch_cmd(name, m, args), args.pause))
             print(f"config {name} round {r + 1}/{args.rounds} done", file=sys.stderr)
         med = {k: median_of(v) for k, v in runs.items()}
         report.append((name, {k: v for k, v in med.items() if v is not None}))

@@ -16,5 +16,8 @@ void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
+void add_import_command(CLI::App& app);
+void add_export_command(CLI::App& app);
+void add_logits_command(CLI::App& app);
 
 }  // namespace lmforge::cli

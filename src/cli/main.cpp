@@ -33,6 +33,9 @@ int main(int argc, char** argv) {
     lmforge::cli::add_eval_command(app);
     lmforge::cli::add_sample_command(app);
     lmforge::cli::add_plot_command(app);
+    lmforge::cli::add_import_command(app);
+    lmforge::cli::add_export_command(app);
+    lmforge::cli::add_logits_command(app);
     const auto known = [&](const char* name) {
         for (const CLI::App* sub : app.get_subcommands({})) {
             if (sub->check_name(name)) return true;

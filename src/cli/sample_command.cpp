@@ -8,6 +8,7 @@
 
 #include "backend/threads.h"
 #include "cli/commands.h"
+#include "cli/run_tokenizer.h"
 #include "cli/flags.h"
 #include "core/error.h"
 #include "data/data_home.h"
@@ -22,10 +23,8 @@ namespace {
 // The tokenizer a run saved beside its checkpoints (run/tokenizer), unless one is given.
 std::unique_ptr<Tokenizer> tokenizer_for(const std::string& checkpoint, const std::string& flag) {
     if (!flag.empty()) return load_tokenizer(flag, data_home());
-    namespace fs = std::filesystem;
-    for (fs::path p = fs::absolute(checkpoint); p.has_parent_path() && p != p.parent_path(); p = p.parent_path()) {
-        if (fs::is_directory(p / "tokenizer")) return load_tokenizer((p / "tokenizer").string(), data_home());
-    }
+    const std::string saved = find_run_tokenizer(checkpoint);
+    if (!saved.empty()) return load_tokenizer(saved, data_home());
     throw InputError(fmt::format("{}: no tokenizer saved with the run", checkpoint), "pass --tokenizer");
 }
 

@@ -20,7 +20,7 @@ namespace {
 
 json config_json(const Gpt2Config& c) {
     return {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd},
-            {"vocab_size", c.vocab_size}, {"block_size", c.block_size}};
+            {"vocab_size", c.vocab_size}, {"block_size", c.block_size}, {"num_labels", c.num_labels}};
 }
 
 // Reads every tensor of the layout from `file` under prefix + name into `dst`, checking
@@ -69,7 +69,8 @@ Gpt2Config read_model_config(const std::string& path) {
     }
     try {
         const json j = json::parse(it->second);
-        return {j.at("n_layer"), j.at("n_head"), j.at("n_embd"), j.at("vocab_size"), j.at("block_size")};
+        return {j.at("n_layer"), j.at("n_head"), j.at("n_embd"), j.at("vocab_size"), j.at("block_size"),
+                j.value("num_labels", int64_t{0})};
     } catch (const json::exception& e) {
         throw InputError(fmt::format("{}: bad lmforge_config: {}", path, e.what()));
     }

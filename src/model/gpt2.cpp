@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "kernels/attention.h"
 #include "kernels/bf16.h"
+#include "kernels/classifier.h"
 #include "kernels/crossentropy.h"
 #include "kernels/lm_head_loss.h"
 #include "kernels/encoder.h"
@@ -40,6 +41,7 @@ Gpt2::Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm, Precision precision, Reco
         block_begin_.push_back(layout_.find(fmt::format("h.{}.ln_1.weight", l)).offset);
     }
     block_begin_.push_back(layout_.find("ln_f.weight").offset);
+    if (g_.score != nullptr) accumulated_grads_.emplace_back(g_.score, static_cast<size_t>(cfg_.num_labels * C));
     for (const Gpt2LayerParams& l : g_.h) {
         for (auto [grad, n] : {std::pair{l.ln_1_weight, C}, {l.ln_1_bias, C}, {l.c_attn_bias, 3 * C},
                                {l.attn_c_proj_bias, C}, {l.ln_2_weight, C}, {l.ln_2_bias, C},
@@ -165,6 +167,7 @@ void Gpt2::plan(int64_t B, int64_t T) {
     }
     if (B == B_ && T == T_) return;
     acts_ = plan_gpt2_acts(cfg_, B, T, precision_, recompute_, arena_);
+    pooled_rows_.assign(B, 0);
     B_ = B;
     T_ = T;
 }
@@ -181,18 +184,14 @@ void Gpt2::check_tokens(const int32_t* ids, bool allow_ignore, const char* what)
     }
 }
 
-float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
+void Gpt2::forward_body(const int32_t* inputs) {
     if (B_ == 0) throw Error("Gpt2::forward before plan()");
     if (profiler_ != nullptr) profiler_->start();
     if (precision_ == Precision::Bf16 && half_stale_) {
         to_bf16(params_h_.data(), params_.data(), static_cast<int64_t>(params_.size()));
         half_stale_ = false;
     }
-    check_tokens(inputs, false, "input");
-    if (targets != nullptr) check_tokens(targets, true, "target");
     const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd;
-    const int64_t Vp = cfg_.padded_vocab();
-
     encoder_forward(acts_.encoded, inputs, p_.wte, p_.wpe, B, T, C);
     lap("encoder_fwd");
     // Each residual add is fused with the layernorm that reads its result: the next block's
@@ -210,8 +209,19 @@ float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
         residual = a.res3;
     }
     inputs_ = inputs;
-    targets_ = targets;
+    targets_ = nullptr;
+    labels_ = nullptr;
     counted_ = 0;
+}
+
+float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
+    if (B_ == 0) throw Error("Gpt2::forward before plan()");
+    check_tokens(inputs, false, "input");
+    if (targets != nullptr) check_tokens(targets, true, "target");
+    const int64_t N = B_ * T_, C = cfg_.n_embd;
+    const int64_t Vp = cfg_.padded_vocab();
+    forward_body(inputs);
+    targets_ = targets;
     if (targets == nullptr) {
         // Logits only (sampling, evaluation by hand): the full (N, Vp) = lnf · wteᵀ, in a
         // buffer that training never allocates.
@@ -243,9 +253,47 @@ float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
     return counted_ > 0 ? static_cast<float>(sum / counted_) : 0.0f;
 }
 
+float Gpt2::forward_classify(const int32_t* inputs, const int32_t* last, const int32_t* labels) {
+    if (cfg_.num_labels == 0) throw Error("Gpt2::forward_classify on a model without a classification head");
+    if (B_ == 0) throw Error("Gpt2::forward before plan()");
+    check_tokens(inputs, false, "input");
+    const int64_t B = B_, T = T_, C = cfg_.n_embd, L = cfg_.num_labels;
+    for (int64_t b = 0; b < B; b++) {
+        if (last[b] < 0 || last[b] >= T) {
+            throw InputError(fmt::format("pooled position {} of sequence {} is outside 0..{}", last[b], b, T - 1));
+        }
+        if (labels != nullptr && (labels[b] < 0 || labels[b] >= L)) {
+            throw InputError(fmt::format("label {} of sequence {} is outside 0..{}", labels[b], b, L - 1),
+                             "labels are class indices below model.num_labels");
+        }
+    }
+    forward_body(inputs);
+    // Pool: each sequence's hidden state at its position `last` (after ln_f), in fp32.
+    for (int64_t b = 0; b < B; b++) {
+        const int64_t row = b * T + last[b];
+        float* h = acts_.pooled + b * C;
+        if (precision_ == Precision::Fp32) {
+            std::copy_n(acts_.lnf + row * C, C, h);
+        } else {
+            for (int64_t c = 0; c < C; c++) h[c] = from_bf16(acts_.lnf_h[row * C + c]);
+        }
+        pooled_rows_[b] = row;
+    }
+    classifier_forward(acts_.class_logits, acts_.class_losses, acts_.pooled, p_.score, labels, B, C, L);
+    lap("classifier_fwd");
+    labels_ = labels;
+    if (labels == nullptr) return 0.0f;
+    double sum = 0.0;
+    for (int64_t b = 0; b < B; b++) sum += acts_.class_losses[b];
+    counted_ = B;
+    return static_cast<float>(sum / static_cast<double>(B));
+}
+
 void Gpt2::backward(float loss_scale) {
-    if (targets_ == nullptr) throw Error("Gpt2::backward needs a forward with targets");
-    const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd, NH = cfg_.n_head;
+    if (targets_ == nullptr && labels_ == nullptr) {
+        throw Error("Gpt2::backward needs a forward with targets or labels");
+    }
+    const int64_t N = B_ * T_, C = cfg_.n_embd;
     const float dloss = counted_ > 0 ? loss_scale / static_cast<float>(counted_) : 0.0f;
     // After zero_grad(), the weight GEMMs overwrite their gradients; the rest start at zero.
     const WeightGrad mode = grads_stale_ ? WeightGrad::Overwrite : WeightGrad::Accumulate;
@@ -256,16 +304,29 @@ void Gpt2::backward(float loss_scale) {
 
     if (profiler_ != nullptr) profiler_->start();
     // dwte is written here before encoder_backward adds the embedding's share.
-    const bool accumulate_dwte = mode == WeightGrad::Accumulate;
-    if (precision_ == Precision::Fp32) {
-        lm_head_loss_backward(gemm_, lm_head_shape(), acts_.dln, g_.wte, accumulate_dwte, acts_.lnf, p_.wte,
-                              acts_.lse, targets_, dloss, acts_.logits_chunk, acts_.logits_chunk);
+    const bool accumulate = mode == WeightGrad::Accumulate;
+    if (labels_ != nullptr) {
+        // Only the pooled rows reach the head: d(ln_f output) is zero elsewhere.
+        classifier_backward(acts_.pooled_grad, g_.score, accumulate, acts_.class_logits, acts_.pooled, p_.score,
+                            labels_, dloss, B_, C, cfg_.num_labels);
+        zero(acts_.dln, N * C);
+        for (int64_t b = 0; b < B_; b++) std::copy_n(acts_.pooled_grad + b * C, C, acts_.dln + pooled_rows_[b] * C);
+        if (!accumulate) zero(g_.wte, cfg_.padded_vocab() * C);  // no LM head writes it first
+        lap("classifier_bwd");
+    } else if (precision_ == Precision::Fp32) {
+        lm_head_loss_backward(gemm_, lm_head_shape(), acts_.dln, g_.wte, accumulate, acts_.lnf, p_.wte, acts_.lse,
+                              targets_, dloss, acts_.logits_chunk, acts_.logits_chunk);
+        lap("lm_head_loss_bwd");
     } else {
-        lm_head_loss_backward(gemm_, lm_head_shape(), acts_.dln, g_.wte, accumulate_dwte, acts_.lnf_h,
-                              half(p_.wte), acts_.lse, targets_, dloss, acts_.logits_chunk,
-                              acts_.dlogits_chunk_h);
+        lm_head_loss_backward(gemm_, lm_head_shape(), acts_.dln, g_.wte, accumulate, acts_.lnf_h, half(p_.wte),
+                              acts_.lse, targets_, dloss, acts_.logits_chunk, acts_.dlogits_chunk_h);
+        lap("lm_head_loss_bwd");
     }
-    lap("lm_head_loss_bwd");
+    backward_body(mode);
+}
+
+void Gpt2::backward_body(WeightGrad mode) {
+    const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd, NH = cfg_.n_head;
     const float* last = cfg_.n_layer > 0 ? acts_.layers.back().res3 : acts_.encoded;
     zero(acts_.dres, N * C);
     lap("zero_scratch");
@@ -313,6 +374,7 @@ void Gpt2::backward(float loss_scale) {
     lap("encoder_bwd");
     if (ready_hook_) ready_hook_(0, block_begin_.front());
     targets_ = nullptr;  // another backward needs another forward
+    labels_ = nullptr;
 }
 
 

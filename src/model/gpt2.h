@@ -58,6 +58,13 @@ public:
     // kIgnoreIndex (-100), or targets null for logits only. Returns the mean loss over counted
     // targets (0 when there are none). Throws InputError for an id out of range.
     float forward(const int32_t* inputs, const int32_t* targets);
+    // Sequence classification (config num_labels > 0): the hidden state after ln_f at
+    // position last[b] of each sequence b (its last non-padding token, as Hugging Face's
+    // GPT2ForSequenceClassification) through the score head; labels (B) in [0, num_labels),
+    // or null for logits only. Returns the mean cross-entropy. backward() then follows it.
+    float forward_classify(const int32_t* inputs, const int32_t* last, const int32_t* labels);
+    const float* class_logits() const { return acts_.class_logits; }  // (B, num_labels)
+
     // (B, T, Vp) from the last forward without targets (with targets, the loss is computed
     // in vocabulary chunks and the full logits never exist).
     const float* logits() const { return logits_.data(); }
@@ -92,6 +99,9 @@ private:
     LayerNormOut lnf_out() const;
     // o = layernorm(a), or with b: res = a + b, then o = layernorm(res), in one pass.
     void norm(const LayerNormOut& o, float* res, const float* a, const float* b, int64_t N);
+    // Embeddings, blocks and ln_f (into acts_.lnf or lnf_h); backward from acts_.dln down.
+    void forward_body(const int32_t* inputs);
+    void backward_body(kernels::WeightGrad mode);
     // Block l's forward in three steps: attention branch and residual (→ res2, ln2), then
     // c_fc and GELU, then the MLP's projection (into acts_.proj, for the fused residual add).
     void attention_branch(int64_t l, const float* residual);
@@ -125,6 +135,8 @@ private:
     int64_t B_ = 0, T_ = 0;
     const int32_t* inputs_ = nullptr;   // of the last forward, for backward
     const int32_t* targets_ = nullptr;
+    const int32_t* labels_ = nullptr;    // of the last forward_classify
+    std::vector<int64_t> pooled_rows_;  // (B) rows of (B·T) that forward_classify pooled
     int64_t counted_ = 0;  // targets that are not ignored, in the last forward
     bool grads_stale_ = true;  // the next backward overwrites instead of adding
     // Gradients backward only ever adds to (biases, LayerNorm, wpe): zeroed when stale.

@@ -64,6 +64,11 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
     fn(N, a.lse);
     fn(N, a.target_logit);
     fn(N * C, a.proj);
+    const int64_t L = cfg.num_labels;
+    fn(L > 0 ? B * C : 0, a.pooled);
+    fn(L > 0 ? B * C : 0, a.pooled_grad);
+    fn(B * L, a.class_logits);
+    fn(L > 0 ? B : 0, a.class_losses);
     fn(N * C, a.dres);
     fn(N * C, a.dln);
     fn(N * C, a.datty);

@@ -55,6 +55,9 @@ struct Gpt2Acts {
     float* lse = nullptr;     // (N)
     float* target_logit = nullptr;  // (N) LM head scratch
     float* proj = nullptr;    // (N, C) a projection's output until the residual add consumes it
+    // Sequence classification (num_labels > 0; null otherwise): pooled hidden states (B, C),
+    // their gradient (B, C), the head's logits (B, L) and losses (B).
+    float *pooled = nullptr, *pooled_grad = nullptr, *class_logits = nullptr, *class_losses = nullptr;
     // Backward scratch, reused by every layer.
     float* dres = nullptr;      // (N, C)  gradient of the residual stream
     float* dln = nullptr;       // (N, C)

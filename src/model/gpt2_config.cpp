@@ -45,6 +45,9 @@ void Gpt2Config::validate() const {
             fmt::format("n_embd = {} is not divisible by n_head = {}", n_embd, n_head),
             "choose n_embd as a multiple of n_head (GPT-2: 768 and 12)");
     }
+    if (num_labels < 0 || num_labels == 1) {
+        throw InputError(fmt::format("num_labels = {} must be 0 (a language model) or at least 2", num_labels));
+    }
     if (vocab_size > (int64_t{1} << 31) - 64) {
         throw InputError(fmt::format("vocab_size = {} does not fit 32-bit token ids", vocab_size));
     }

@@ -39,6 +39,7 @@ void visit_gpt2_params(const Gpt2Config& cfg, Gpt2Params& p, Fn&& fn) {
     }
     fn("ln_f.weight", {C}, 0, ParamInit::Ones, p.ln_f_weight);
     fn("ln_f.bias", {C}, 0, ParamInit::Zeros, p.ln_f_bias);
+    if (cfg.num_labels > 0) fn("score.weight", {cfg.num_labels, C}, 0, ParamInit::Normal, p.score);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ struct Gpt2Params {
     float* wpe = nullptr;  // (block_size, C)
     std::vector<Gpt2LayerParams> h;
     float *ln_f_weight = nullptr, *ln_f_bias = nullptr;  // (C)
+    float* score = nullptr;  // (num_labels, C): the classification head; null without one
 };
 
 // How GPT-2 initialises a tensor (see gpt2_params.cpp).

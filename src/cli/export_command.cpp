@@ -1,0 +1,41 @@
+// lmforge export --checkpoint CKPT --hf DIR: an lmforge checkpoint as a Hugging Face GPT-2
+// directory that transformers' GPT2LMHeadModel.from_pretrained loads, with the run's GPT-2
+// tokenizer as vocab.json + merges.txt when it has one.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/run_tokenizer.h"
+#include "data/data_home.h"
+#include "io/checkpoint.h"
+#include "io/hf_gpt2.h"
+#include "tokenizer/tokenizer_io.h"
+
+namespace lmforge::cli {
+
+void add_export_command(CLI::App& app) {
+    struct Flags {
+        std::string checkpoint, hf;
+    };
+    auto f = std::make_shared<Flags>();
+    CLI::App* cmd = app.add_subcommand("export", "Export a checkpoint as a Hugging Face GPT-2 directory");
+    cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint directory (model.safetensors)")->required();
+    cmd->add_option("--hf", f->hf, "Directory to write (config.json, model.safetensors)")->required();
+    cmd->callback([f] {
+        const std::string weights = f->checkpoint + "/model.safetensors";
+        const Gpt2Config cfg = read_model_config(weights);
+        auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
+        Gpt2 model(cfg, *gemm);
+        load_model_weights(model, weights);
+        const std::string tokenizer_dir = find_run_tokenizer(f->checkpoint);
+        const auto tokenizer = tokenizer_dir.empty() ? nullptr : load_tokenizer(tokenizer_dir, data_home());
+        const bool with_tokenizer = save_hf_gpt2(model, f->hf, tokenizer.get());
+        fmt::print("exported {} to {} ({}{})\n", f->checkpoint, f->hf,
+                   cfg.num_labels > 0 ? "GPT2ForSequenceClassification" : "GPT2LMHeadModel",
+                   with_tokenizer ? ", tokenizer as vocab.json + merges.txt" : "");
+    });
+}
+
+}  // namespace lmforge::cli

@@ -1,0 +1,57 @@
+// lmforge import --hf DIR --output CKPT: a Hugging Face GPT-2 directory (config.json +
+// model.safetensors, and its tokenizer if it has one) as an lmforge checkpoint, which sample,
+// eval, export and model.init_from read.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "cli/commands.h"
+#include "core/file_io.h"
+#include "io/checkpoint.h"
+#include "io/hf_gpt2.h"
+#include "tokenizer/tokenizer_io.h"
+
+namespace lmforge::cli {
+
+namespace {
+
+// Hugging Face keeps GPT-2's tokenizer as tokenizer.json, or as vocab.json + merges.txt
+// (GPT-2's encoder.json + vocab.bpe under other names). Null when the directory has neither.
+std::unique_ptr<Tokenizer> hf_tokenizer(const std::string& dir) {
+    namespace fs = std::filesystem;
+    if (fs::exists(dir + "/tokenizer.json")) return load_tokenizer_json(dir + "/tokenizer.json");
+    if (fs::exists(dir + "/vocab.json") && fs::exists(dir + "/merges.txt")) {
+        return load_gpt2_files(dir + "/vocab.json", dir + "/merges.txt");
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+void add_import_command(CLI::App& app) {
+    struct Flags {
+        std::string hf, output;
+    };
+    auto f = std::make_shared<Flags>();
+    CLI::App* cmd = app.add_subcommand("import", "Import Hugging Face GPT-2 weights as an lmforge checkpoint");
+    cmd->add_option("--hf", f->hf, "Hugging Face model directory (save_pretrained: config.json, model.safetensors)")
+        ->required();
+    cmd->add_option("--output", f->output, "Checkpoint directory to write")->required();
+    cmd->callback([f] {
+        const Gpt2Config cfg = read_hf_gpt2_config(f->hf);
+        auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
+        Gpt2 model(cfg, *gemm);
+        load_hf_gpt2_weights(model, f->hf);
+        const auto tokenizer = hf_tokenizer(f->hf);
+        publish_directory(f->output, [&](const std::string& tmp) {
+            save_model_weights(model, tmp + "/model.safetensors");
+            if (tokenizer) tokenizer->save(tmp + "/tokenizer");
+        });
+        fmt::print("imported {} ({} layers, {} heads, width {}, vocabulary {}, context {}: {} parameters){} into {}\n",
+                   f->hf, cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.vocab_size, cfg.block_size,
+                   model.layout().count(), tokenizer ? " with its tokenizer" : "", f->output);
+    });
+}
+
+}  // namespace lmforge::cli

@@ -1,0 +1,234 @@
+#include "io/hf_gpt2.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "io/safetensors.h"
+#include "kernels/bf16.h"
+
+namespace lmforge {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kPrefix = "transformer.";
+
+json read_json(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) {
+        throw InputError(fmt::format("{}: cannot open", path),
+                         "a Hugging Face model directory holds config.json and model.safetensors (save_pretrained)");
+    }
+    try {
+        return json::parse(in);
+    } catch (const json::exception& e) {
+        throw InputError(fmt::format("{}: not JSON: {}", path, e.what()));
+    }
+}
+
+// IEEE half to float (subnormals, infinities and NaN included).
+float from_f16(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    const uint32_t exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
+    if (exp == 0) {
+        const float value = std::ldexp(static_cast<float>(mant), -24);  // zero or subnormal
+        return sign != 0 ? -value : value;
+    }
+    const uint32_t bits = exp == 0x1F ? (sign | 0x7F800000u | (mant << 13)) : (sign | ((exp + 112) << 23) | (mant << 13));
+    float f;
+    std::memcpy(&f, &bits, sizeof(f));
+    return f;
+}
+
+// Copies tensor `name` into out (numel elements) as float, from F32, F16 or BF16.
+void read_as_f32(const SafetensorsReader& file, const std::string& name, float* out, int64_t numel) {
+    const TensorInfo& t = file.info(name);
+    const std::span<const std::byte> raw = file.raw(name);
+    switch (t.dtype) {
+        case Dtype::F32:
+            file.read(name, std::span<float>(out, static_cast<size_t>(numel)));
+            return;
+        case Dtype::F16:
+        case Dtype::BF16:
+            for (int64_t i = 0; i < numel; i++) {
+                uint16_t h;
+                std::memcpy(&h, raw.data() + 2 * i, 2);
+                out[i] = t.dtype == Dtype::F16 ? from_f16(h) : from_bf16(h);
+            }
+            return;
+        default:
+            throw InputError(fmt::format("{}: tensor '{}' is {}; lmforge reads F32, F16 and BF16", file.path(), name,
+                                         dtype_name(t.dtype)));
+    }
+}
+
+// The body's tensors sit under "transformer."; the classification head does not.
+std::string hf_name(const std::string& name, const std::string& prefix) {
+    return name == "score.weight" ? name : prefix + name;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
+    write_file_atomic(path, parts);
+}
+
+}  // namespace
+
+Gpt2Config read_hf_gpt2_config(const std::string& dir) {
+    const std::string path = dir + "/config.json";
+    const json j = read_json(path);
+    const auto fail = [&](const std::string& field, const std::string& what, const std::string& hint = "") {
+        throw InputError(fmt::format("{}: {} {}", path, field, what), hint);
+    };
+    const std::string model_type = j.value("model_type", "");
+    if (model_type != "gpt2") {
+        fail("model_type", fmt::format("= \"{}\" is not supported", model_type),
+             "lmforge imports GPT-2 (model_type \"gpt2\") models");
+    }
+    std::string arch = "GPT2LMHeadModel";
+    if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty()) {
+        arch = j["architectures"][0].get<std::string>();
+        if (arch != "GPT2LMHeadModel" && arch != "GPT2Model" && arch != "GPT2ForSequenceClassification") {
+            fail("architectures", fmt::format("= {} is not supported", arch),
+                 "lmforge imports GPT2LMHeadModel, GPT2Model and GPT2ForSequenceClassification");
+        }
+    }
+    const auto integer = [&](const char* field) -> int64_t {
+        if (!j.contains(field) || !j[field].is_number_integer()) fail(field, "is missing or not an integer");
+        return j[field].get<int64_t>();
+    };
+    Gpt2Config cfg{integer("n_layer"), integer("n_head"), integer("n_embd"), integer("vocab_size"),
+                   integer("n_positions")};
+    // What lmforge computes: GPT-2's tanh GELU, epsilon 1e-5, a 4x MLP, a tied head.
+    const std::string act = j.value("activation_function", "gelu_new");
+    if (act != "gelu_new" && act != "gelu_pytorch_tanh") {
+        fail("activation_function", fmt::format("= \"{}\" is not supported", act), "lmforge computes gelu_new (tanh)");
+    }
+    if (std::abs(j.value("layer_norm_epsilon", 1e-5) - 1e-5) > 1e-12) {
+        fail("layer_norm_epsilon", fmt::format("= {} is not supported", j["layer_norm_epsilon"].dump()),
+             "lmforge's layernorm uses 1e-5");
+    }
+    if (j.contains("n_inner") && !j["n_inner"].is_null() && j["n_inner"].get<int64_t>() != 4 * cfg.n_embd) {
+        fail("n_inner", fmt::format("= {} is not supported", j["n_inner"].dump()), "lmforge's MLP is 4 x n_embd");
+    }
+    if (!j.value("tie_word_embeddings", true)) fail("tie_word_embeddings", "= false is not supported");
+    if (j.value("scale_attn_by_inverse_layer_idx", false)) fail("scale_attn_by_inverse_layer_idx", "= true is not supported");
+    if (!j.value("scale_attn_weights", true)) fail("scale_attn_weights", "= false is not supported");
+    if (j.value("add_cross_attention", false)) fail("add_cross_attention", "= true is not supported");
+    if (arch == "GPT2ForSequenceClassification") {
+        // transformers writes the labels as id2label (num_labels is derived from it).
+        cfg.num_labels = j.contains("id2label") && j["id2label"].is_object()
+                             ? static_cast<int64_t>(j["id2label"].size())
+                             : j.value("num_labels", int64_t{2});
+    }
+    try {
+        cfg.validate();
+    } catch (const InputError& e) {
+        throw InputError(fmt::format("{}: {}", path, e.what()));
+    }
+    return cfg;
+}
+
+void load_hf_gpt2_weights(Gpt2& model, const std::string& dir) {
+    const SafetensorsReader file(dir + "/model.safetensors");
+    // save_pretrained of GPT2LMHeadModel prefixes "transformer."; older files (and GPT2Model) do not.
+    const std::string prefix = file.contains(std::string(kPrefix) + "wte.weight") ? kPrefix : "";
+    float* params = model.params().data();
+    for (const ParamSpec& s : model.layout().specs()) {
+        const std::string name = hf_name(s.name, prefix);
+        if (!file.contains(name)) {
+            throw InputError(fmt::format("{}: no tensor '{}'", file.path(), name),
+                             "the file is incomplete or of another model than its config.json");
+        }
+        if (file.info(name).shape != s.shape) {
+            throw InputError(fmt::format("{}: tensor '{}' has shape [{}], config.json implies [{}]", file.path(), name,
+                                         fmt::join(file.info(name).shape, ", "), fmt::join(s.shape, ", ")));
+        }
+        read_as_f32(file, name, params + s.offset, s.numel);
+        std::fill(params + s.offset + s.numel, params + s.offset + s.reserved, 0.0f);  // padding rows
+    }
+    if (file.contains("lm_head.weight")) {  // saved although tied: it must be the embedding
+        const ParamSpec& wte = model.layout().find("wte.weight");
+        std::vector<float> head(static_cast<size_t>(wte.numel));
+        if (file.info("lm_head.weight").shape != wte.shape) {
+            throw InputError(fmt::format("{}: lm_head.weight has another shape than wte.weight", file.path()));
+        }
+        read_as_f32(file, "lm_head.weight", head.data(), wte.numel);
+        if (std::memcmp(head.data(), params + wte.offset, head.size() * sizeof(float)) != 0) {
+            throw InputError(fmt::format("{}: lm_head.weight differs from wte.weight", file.path()),
+                             "lmforge's LM head is tied to the token embedding");
+        }
+    }
+    model.weights_changed();
+}
+
+bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* tokenizer) {
+    const Gpt2Config& c = model.config();
+    // Dropout 0: lmforge trains without it, so fine-tuning in transformers continues alike.
+    json config = {{"architectures", {c.num_labels > 0 ? "GPT2ForSequenceClassification" : "GPT2LMHeadModel"}},
+                         {"model_type", "gpt2"},
+                         {"n_layer", c.n_layer},
+                         {"n_head", c.n_head},
+                         {"n_embd", c.n_embd},
+                         {"vocab_size", c.vocab_size},
+                         {"n_positions", c.block_size},
+                         {"n_inner", nullptr},
+                         {"activation_function", "gelu_new"},
+                         {"layer_norm_epsilon", 1e-5},
+                         {"initializer_range", 0.02},
+                         {"attn_pdrop", 0.0},
+                         {"embd_pdrop", 0.0},
+                         {"resid_pdrop", 0.0},
+                         {"summary_first_dropout", 0.0},
+                         {"scale_attn_weights", true},
+                         {"scale_attn_by_inverse_layer_idx", false},
+                         {"reorder_and_upcast_attn", false},
+                         {"tie_word_embeddings", true},
+                         {"use_cache", true},
+                         {"bos_token_id", c.vocab_size > 50256 ? json(50256) : json(nullptr)},
+                         {"eos_token_id", c.vocab_size > 50256 ? json(50256) : json(nullptr)},
+                         {"torch_dtype", "float32"}};
+    if (c.num_labels > 0) {
+        json id2label = json::object(), label2id = json::object();
+        for (int64_t i = 0; i < c.num_labels; i++) {
+            id2label[std::to_string(i)] = fmt::format("LABEL_{}", i);
+            label2id[fmt::format("LABEL_{}", i)] = i;
+        }
+        config["id2label"] = id2label;
+        config["label2id"] = label2id;
+        // GPT-2's end-of-text token pads batches (transformers needs a pad id for batches).
+        config["pad_token_id"] = c.vocab_size > 50256 ? json(50256) : json(nullptr);
+    }
+    SafetensorsWriter w;
+    for (const ParamSpec& s : model.layout().specs()) {
+        w.add(hf_name(s.name, kPrefix), Dtype::F32, s.shape, model.params().data() + s.offset);
+    }
+    w.add_metadata("format", "pt");
+    bool with_tokenizer = false;
+    publish_directory(dir, [&](const std::string& tmp) {
+        write_text(tmp + "/config.json", config.dump(2) + "\n");
+        w.write(tmp + "/model.safetensors");
+        if (tokenizer == nullptr) return;
+        namespace fs = std::filesystem;
+        const std::string saved = tmp + "/lmforge-tokenizer";
+        tokenizer->save(saved);
+        if (fs::exists(saved + "/encoder.json") && fs::exists(saved + "/vocab.bpe")) {
+            fs::rename(saved + "/encoder.json", tmp + "/vocab.json");
+            fs::rename(saved + "/vocab.bpe", tmp + "/merges.txt");
+            with_tokenizer = true;
+        }
+        fs::remove_all(saved);
+    });
+    return with_tokenizer;
+}
+
+}  // namespace lmforge

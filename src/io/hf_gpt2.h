@@ -1,0 +1,32 @@
+// Hugging Face GPT-2 directories, as `save_pretrained` writes them (config.json +
+// model.safetensors), to and from lmforge models. lmforge already stores GPT-2's weights
+// under Hugging Face's names and in its Conv1D layout ((in, out) linear weights), so moving
+// between the two is renaming ("transformer." prefix), dtype conversion and a config file;
+// nothing is transposed. Only what lmforge computes exactly is accepted: GPT2LMHeadModel,
+// GPT2Model or GPT2ForSequenceClassification (its "score.weight" head, num_labels from
+// id2label) with gelu_new, layer_norm_epsilon 1e-5, a tied LM head, unscaled-by-layer attention.
+#pragma once
+
+#include <string>
+
+#include "model/gpt2.h"
+#include "tokenizer/tokenizer.h"
+
+namespace lmforge {
+
+// The model shape from DIR/config.json. InputError naming the file and field for anything
+// lmforge does not compute exactly (another architecture, activation, epsilon, untied head).
+Gpt2Config read_hf_gpt2_config(const std::string& dir);
+
+// Weights from DIR/model.safetensors (F32, F16 or BF16; names with or without the
+// "transformer." prefix) into a model of read_hf_gpt2_config's shape. InputError naming the
+// file and the first missing or misshapen tensor.
+void load_hf_gpt2_weights(Gpt2& model, const std::string& dir);
+
+// Writes DIR/config.json and DIR/model.safetensors (F32) that transformers'
+// GPT2LMHeadModel.from_pretrained loads (GPT2ForSequenceClassification with a head), and a byte-level BPE tokenizer, if given, as
+// vocab.json + merges.txt (GPT2Tokenizer's files). DIR is created or replaced atomically.
+// Returns whether the tokenizer was written (a character tokenizer has no GPT-2 form).
+bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* tokenizer = nullptr);
+
+}  // namespace lmforge

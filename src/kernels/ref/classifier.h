@@ -1,0 +1,39 @@
+// Scalar twin of kernels/classifier.h: the logits by definition, the loss through the
+// cross-entropy twin, the gradients written out.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/ref/crossentropy.h"
+
+namespace lmforge::kernels::ref {
+
+// Writes logits, losses, dh and dscore (=) for loss = dloss · Σ losses.
+template <class T_>
+void classifier(T_* logits, T_* losses, T_* dh, T_* dscore, const T_* h, const T_* score, const int32_t* labels,
+                T_ dloss, int64_t B, int64_t C, int64_t L) {
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t j = 0; j < L; j++) {
+            T_ acc = 0;
+            for (int64_t c = 0; c < C; c++) acc += h[b * C + c] * score[j * C + c];
+            logits[b * L + j] = acc;
+        }
+    std::vector<T_> lse(B), dlogits(B * L);
+    crossentropy_forward(losses, lse.data(), logits, labels, B, L, L);
+    crossentropy_backward(dlogits.data(), logits, lse.data(), labels, dloss, B, L, L);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t c = 0; c < C; c++) {
+            T_ acc = 0;
+            for (int64_t j = 0; j < L; j++) acc += dlogits[b * L + j] * score[j * C + c];
+            dh[b * C + c] = acc;
+        }
+    for (int64_t j = 0; j < L; j++)
+        for (int64_t c = 0; c < C; c++) {
+            T_ acc = 0;
+            for (int64_t b = 0; b < B; b++) acc += dlogits[b * L + j] * h[b * C + c];
+            dscore[j * C + c] = acc;
+        }
+}
+
+}  // namespace lmforge::kernels::ref

@@ -1,0 +1,168 @@
+// Hugging Face interop against fixtures written by transformers itself
+// (tools/make_hf_fixtures.py): import gives transformers' logits; export writes back the very
+// tensors transformers saved, under its names, with a config it reads; bad directories fail
+// with one line naming the file and the field or tensor.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "backend/gemm.h"
+#include "cli_util.h"
+#include "io/checkpoint.h"
+#include "io/hf_gpt2.h"
+#include "io/safetensors.h"
+#include "model/pooling.h"
+#include "temp_dir.h"
+#include "test_util.h"
+
+namespace lmforge::test {
+namespace {
+
+const std::string kFixtures = std::string(LMFORGE_FIXTURES_DIR) + "/hf";
+
+// lmforge's logits for the fixture's ids, for the real vocabulary columns: (B, T, V).
+std::vector<float> logits_of(Gpt2& model, const std::vector<int32_t>& ids, int64_t B, int64_t T) {
+    model.plan(B, T);
+    model.forward(ids.data(), nullptr);
+    const int64_t V = model.config().vocab_size, Vp = model.config().padded_vocab();
+    std::vector<float> out(B * T * V);
+    for (int64_t n = 0; n < B * T; n++) std::copy_n(model.logits() + n * Vp, V, out.begin() + n * V);
+    return out;
+}
+
+class HfInterop : public TempDirTest {
+protected:
+    SafetensorsReader expected_{kFixtures + "/gpt2-expected.safetensors"};
+    std::vector<int32_t> ids_ = expected_.read_i32("ids");
+    std::unique_ptr<backend::Gemm> gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
+};
+
+TEST_F(HfInterop, ImportedWeightsGiveTransformersLogits) {
+    for (const auto& [dir, key] : {std::pair{"gpt2-f32", "logits_f32"}, std::pair{"gpt2-bf16", "logits_bf16"}}) {
+        const Gpt2Config cfg = read_hf_gpt2_config(kFixtures + "/" + dir);
+        EXPECT_EQ(cfg.n_layer, 2);
+        EXPECT_EQ(cfg.vocab_size, 101);
+        EXPECT_EQ(cfg.block_size, 24);
+        Gpt2 model(cfg, *gemm_);
+        load_hf_gpt2_weights(model, kFixtures + "/" + dir);
+        const auto got = logits_of(model, ids_, 2, 13);
+        const auto want = expected_.read_f32(key);
+        EXPECT_TRUE(close(got, want, 0.0, 1e-4)) << dir;  // the bound: 1e-4, absolute
+    }
+}
+
+TEST_F(HfInterop, ExportWritesTransformersTensorsAndConfig) {
+    const std::string src = kFixtures + "/gpt2-f32";
+    const Gpt2Config cfg = read_hf_gpt2_config(src);
+    Gpt2 model(cfg, *gemm_);
+    load_hf_gpt2_weights(model, src);
+    save_hf_gpt2(model, path("export"));
+    const SafetensorsReader original(src + "/model.safetensors"), exported(path("export") + "/model.safetensors");
+    EXPECT_EQ(exported.names(), original.names());
+    for (const std::string& name : original.names()) {
+        EXPECT_EQ(exported.info(name).shape, original.info(name).shape) << name;
+        EXPECT_EQ(exported.read_f32(name), original.read_f32(name)) << name;  // bit for bit
+    }
+    EXPECT_EQ(exported.metadata().at("format"), "pt");
+    // The exported config reads back as the same model, and says what transformers needs.
+    const Gpt2Config back = read_hf_gpt2_config(path("export"));
+    EXPECT_EQ(back.n_layer, cfg.n_layer);
+    EXPECT_EQ(back.n_embd, cfg.n_embd);
+    EXPECT_EQ(back.block_size, cfg.block_size);
+    std::ifstream in(path("export") + "/config.json");
+    const auto j = nlohmann::json::parse(in);
+    EXPECT_EQ(j["architectures"][0], "GPT2LMHeadModel");
+    EXPECT_EQ(j["activation_function"], "gelu_new");
+}
+
+TEST_F(HfInterop, CommandsRoundTripThroughACheckpoint) {
+    const Outcome imported = run_lmforge("import --hf " + kFixtures + "/gpt2-f32 --output " + path("ckpt"));
+    ASSERT_EQ(imported.status, 0) << imported.err;
+    EXPECT_NE(imported.out.find("2 layers"), std::string::npos) << imported.out;
+    // The checkpoint is an ordinary one: its weights give transformers' logits.
+    Gpt2 model(read_model_config(path("ckpt") + "/model.safetensors"), *gemm_);
+    load_model_weights(model, path("ckpt") + "/model.safetensors");
+    EXPECT_TRUE(close(logits_of(model, ids_, 2, 13), expected_.read_f32("logits_f32"), 0.0, 1e-4));
+    const Outcome exported = run_lmforge("export --checkpoint " + path("ckpt") + " --hf " + path("hf"));
+    ASSERT_EQ(exported.status, 0) << exported.err;
+    const SafetensorsReader original(kFixtures + "/gpt2-f32/model.safetensors"),
+        again(path("hf") + "/model.safetensors");
+    for (const std::string& name : original.names()) EXPECT_EQ(again.read_f32(name), original.read_f32(name)) << name;
+}
+
+// GPT2ForSequenceClassification: the head on each sequence's last non-padding token gives
+// transformers' logits, loss and gradients; export writes its tensors back.
+TEST_F(HfInterop, SequenceClassificationMatchesTransformers) {
+    const std::string src = kFixtures + "/gpt2-cls";
+    const Gpt2Config cfg = read_hf_gpt2_config(src);
+    ASSERT_EQ(cfg.num_labels, 3);
+    Gpt2 model(cfg, *gemm_);
+    load_hf_gpt2_weights(model, src);
+    const auto ids = expected_.read_i32("cls_ids");
+    const auto labels = expected_.read_i32("cls_labels");
+    const int64_t B = 3, T = 13;
+    const auto last = last_non_pad_positions(ids.data(), B, T, 0);
+    EXPECT_EQ(last, (std::vector<int32_t>{8, 12, 3}));
+    model.plan(B, T);
+    model.zero_grad();
+    const float loss = model.forward_classify(ids.data(), last.data(), labels.data());
+    EXPECT_NEAR(loss, expected_.read_f32("cls_loss")[0], 1e-5 * loss);
+    const auto want_logits = expected_.read_f32("cls_logits");
+    EXPECT_TRUE(close(std::span<const float>(model.class_logits(), B * 3), std::span<const float>(want_logits), 0.0,
+                      1e-4));
+    model.backward();
+    for (const std::string name : {"score.weight", "transformer.wte.weight", "transformer.h.0.attn.c_attn.weight",
+                                   "transformer.ln_f.weight"}) {
+        const std::string ours = name.rfind("transformer.", 0) == 0 ? name.substr(12) : name;
+        const ParamSpec& s = model.layout().find(ours);
+        const auto want = expected_.read_f32("grad/" + name);
+        const double scale = max_abs(std::span<const float>(want));
+        const std::span<const float> got = model.grads().subspan(s.offset, s.numel);
+        EXPECT_TRUE(close(got, std::span<const float>(want), 1e-4, 1e-4 * scale)) << name;
+    }
+    save_hf_gpt2(model, path("export"));
+    const SafetensorsReader original(src + "/model.safetensors"), exported(path("export") + "/model.safetensors");
+    EXPECT_EQ(exported.names(), original.names());
+    for (const std::string& name : original.names()) EXPECT_EQ(exported.read_f32(name), original.read_f32(name)) << name;
+}
+
+// One line, exit 2, naming the file and the field or tensor at fault.
+TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
+    const auto expect_error = [&](const std::string& dir, const std::string& needle) {
+        const Outcome o = run_lmforge("import --hf " + dir + " --output " + path("out"));
+        EXPECT_EQ(o.status, 2) << o.err;
+        EXPECT_NE(o.err.find(needle), std::string::npos) << o.err;
+        EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+        EXPECT_FALSE(std::filesystem::exists(path("out")));
+    };
+    expect_error(path("nothing"), "config.json: cannot open");
+
+    std::ifstream in(kFixtures + "/gpt2-f32/config.json");
+    const auto config = nlohmann::json::parse(in);
+    const auto with_config = [&](const std::string& name, nlohmann::json j, bool with_weights) {
+        write(name + "/config.json", j.dump());
+        if (with_weights) {
+            std::filesystem::copy_file(kFixtures + "/gpt2-f32/model.safetensors", path(name + "/model.safetensors"));
+        }
+        return path(name);
+    };
+    auto llama = config;
+    llama["model_type"] = "llama";
+    expect_error(with_config("llama", llama, true), "model_type = \"llama\" is not supported");
+    auto relu = config;
+    relu["activation_function"] = "relu";
+    expect_error(with_config("relu", relu, true), "activation_function = \"relu\"");
+    auto wider = config;
+    wider["n_embd"] = 64;
+    expect_error(with_config("wider", wider, true),
+                 "tensor 'transformer.wte.weight' has shape [101, 32], config.json implies [101, 64]");
+    auto deeper = config;
+    deeper["n_layer"] = 3;
+    expect_error(with_config("deeper", deeper, true), "no tensor 'transformer.h.2.ln_1.weight'");
+    expect_error(with_config("no-weights", config, false), "model.safetensors");
+}
+
+}  // namespace
+}  // namespace lmforge::test

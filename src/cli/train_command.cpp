@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "train/classify_trainer.h"
 #include "train/trainer.h"
 
 namespace lmforge::cli {
@@ -20,7 +21,16 @@ void add_train_command(CLI::App& app) {
     cmd->add_option("--set", f->sets, "Override a key: section.key=value (repeatable)");
     cmd->add_flag("--resume", f->resume, "Continue from the run directory's latest checkpoint (also done when one exists)");
     cmd->callback([f] {
-        const TrainSummary s = train({load_config(f->config, f->sets), f->config, f->resume});
+        const TrainOptions opts{load_config(f->config, f->sets), f->config, f->resume};
+        if (opts.config.train.task == "classify") {
+            const ClassifySummary s = train_classifier(opts);
+            if (s.rank != 0) return;
+            fmt::print("{}trained {} for {} epochs ({} steps) in {:.1f} min; best epoch {} (val {} {:.4f}); report: {}\n",
+                       s.report_text, s.run_dir, s.epochs, s.steps, s.seconds / 60, s.best_epoch, s.metric,
+                       s.best_value, s.report_path);
+            return;
+        }
+        const TrainSummary s = train(opts);
         if (s.rank != 0) return;  // rank 0 reports for the run
         if (s.start_step >= s.steps) {
             fmt::print("{} is complete at step {} (raise train.max_steps to go on): val loss {:.4f} (perplexity {:.2f})\n",

@@ -131,4 +131,9 @@ void publish_directory(const std::string& dir, const std::function<void(const st
     }
 }
 
+void write_text_atomic(const std::string& path, std::string_view text) {
+    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text.data(), text.size()))};
+    write_file_atomic(path, parts);
+}
+
 }  // namespace lmforge

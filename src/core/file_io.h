@@ -35,6 +35,8 @@ private:
 // Writes `parts` one after another to path.tmp, fsyncs, renames over path and fsyncs the
 // directory. On failure removes the temporary file and throws Error naming the path.
 void write_file_atomic(const std::string& path, std::span<const std::span<const std::byte>> parts);
+// The same for one piece of text.
+void write_text_atomic(const std::string& path, std::string_view text);
 
 // Writes a whole directory atomically: write(tmp) fills a fresh sibling of `dir`, which then
 // replaces `dir` (an existing one is moved aside first and removed after). Readers see the

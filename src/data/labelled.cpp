@@ -135,6 +135,16 @@ LabelledData load_labelled(const LabelledOptions& o, const Tokenizer& tokenizer)
         s.labels.push_back(label_index.at(examples[i].label));
         s.source.push_back(static_cast<int64_t>(i));
     }
+    // A class the model never sees in training cannot be learned, only scored as wrong.
+    std::vector<bool> in_train(d.label_names.size(), false);
+    for (int32_t label : d.train.labels) in_train[label] = true;
+    for (size_t c = 0; c < in_train.size(); c++) {
+        if (!in_train[c]) {
+            throw InputError(fmt::format("{}: label \"{}\" is absent from the training split (its examples all fell "
+                                         "in validation or test)", o.path, d.label_names[c]),
+                             "add examples of it, drop them, or change --seed or the split fractions");
+        }
+    }
     return d;
 }
 
@@ -145,8 +155,7 @@ void save_labelled(const LabelledData& d, const std::string& dir) {
     write_split(d.test, dir + "/test.safetensors");
     const json labels = {{"labels", d.label_names}, {"pad_id", d.pad_id}, {"max_len", d.train.max_len}};
     const std::string text = labels.dump(2) + "\n";
-    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
-    write_file_atomic(dir + "/labels.json", parts);
+    write_text_atomic(dir + "/labels.json", text);
 }
 
 LabelledData load_labelled_dir(const std::string& dir) {

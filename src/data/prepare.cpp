@@ -54,8 +54,7 @@ std::vector<std::string> write_shards(const fs::path& dir, const std::string& sp
 
 void write_record(const fs::path& dir, const nlohmann::json& record) {
     const std::string text = record.dump(2) + "\n";
-    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
-    write_file_atomic((dir / "prepare.json").string(), parts);
+    write_text_atomic((dir / "prepare.json").string(), text);
 }
 
 std::unique_ptr<Tokenizer> make_tokenizer(const PrepareOptions& opts, const std::vector<std::string_view>& texts) {

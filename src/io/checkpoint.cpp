@@ -43,11 +43,6 @@ void read_tensors(const SafetensorsReader& file, const ParamLayout& layout, cons
     }
 }
 
-void write_text(const std::string& path, const std::string& text) {
-    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
-    write_file_atomic(path, parts);
-}
-
 }  // namespace
 
 void save_model_weights(const Gpt2& model, const std::string& path) {
@@ -74,6 +69,24 @@ Gpt2Config read_model_config(const std::string& path) {
     } catch (const json::exception& e) {
         throw InputError(fmt::format("{}: bad lmforge_config: {}", path, e.what()));
     }
+}
+
+std::vector<std::string> load_matching_weights(Gpt2& model, const std::string& path) {
+    const SafetensorsReader file(path);
+    std::vector<std::string> missing;
+    for (const ParamSpec& s : model.layout().specs()) {
+        if (!file.contains(s.name)) missing.push_back(s.name);
+    }
+    for (const ParamSpec& s : model.layout().specs()) {
+        if (!file.contains(s.name)) continue;
+        ParamLayout one;
+        one.add(s.name, s.shape, s.reserved);
+        std::vector<float> buffer(static_cast<size_t>(one.total()));
+        read_tensors(file, one, "", buffer.data());
+        std::copy_n(buffer.data(), s.reserved, model.params().data() + s.offset);
+    }
+    model.weights_changed();
+    return missing;
 }
 
 void load_model_weights(Gpt2& model, const std::string& path) {
@@ -105,8 +118,8 @@ void save_checkpoint(const std::string& dir, const Gpt2& model, const OptimizerM
             {"tokens_seen", state.tokens_seen},
             {"train_seconds", state.train_seconds},
             {"model", config_json(model.config())}};
-        write_text(tmp + "/state.json", j.dump(2) + "\n");
-        write_text(tmp + "/config.toml", config_toml);
+        write_text_atomic(tmp + "/state.json", j.dump(2) + "\n");
+        write_text_atomic(tmp + "/config.toml", config_toml);
     });
 }
 

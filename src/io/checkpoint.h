@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "core/rng.h"
 #include "data/dataloader.h"
@@ -32,6 +33,9 @@ struct TrainingState {
 void save_model_weights(const Gpt2& model, const std::string& path);
 // InputError naming the file and the first tensor whose name or shape does not fit.
 void load_model_weights(Gpt2& model, const std::string& path);
+// Loads every tensor of the model's layout that the file holds (shapes must agree) and
+// returns the names it lacks: a classifier started from a language model keeps its own head.
+std::vector<std::string> load_matching_weights(Gpt2& model, const std::string& path);
 // The model shape recorded in a model.safetensors.
 Gpt2Config read_model_config(const std::string& path);
 

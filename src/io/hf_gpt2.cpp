@@ -76,11 +76,6 @@ std::string hf_name(const std::string& name, const std::string& prefix) {
     return name == "score.weight" ? name : prefix + name;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
-    write_file_atomic(path, parts);
-}
-
 }  // namespace
 
 Gpt2Config read_hf_gpt2_config(const std::string& dir) {
@@ -215,7 +210,7 @@ bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* to
     w.add_metadata("format", "pt");
     bool with_tokenizer = false;
     publish_directory(dir, [&](const std::string& tmp) {
-        write_text(tmp + "/config.json", config.dump(2) + "\n");
+        write_text_atomic(tmp + "/config.json", config.dump(2) + "\n");
         w.write(tmp + "/model.safetensors");
         if (tokenizer == nullptr) return;
         namespace fs = std::filesystem;

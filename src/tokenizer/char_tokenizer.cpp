@@ -91,8 +91,7 @@ void CharTokenizer::save(const std::string& dir) const {
                               {"special_tokens", specials_}};
     const std::string text = j.dump(1) + "\n";
     std::filesystem::create_directories(dir);
-    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(text))};
-    write_file_atomic(dir + "/tokenizer.json", parts);
+    write_text_atomic(dir + "/tokenizer.json", text);
 }
 
 }  // namespace lmforge

@@ -23,8 +23,7 @@ std::string CheckpointStore::save(const Gpt2& model, const OptimizerMoments& mom
     fs::create_directories(dir_);
     save_checkpoint(path, model, moments, state, config_toml);
     const std::string pointer = name + "\n";
-    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(pointer))};
-    write_file_atomic(run_dir_ + "/latest", parts);
+    write_text_atomic(run_dir_ + "/latest", pointer);
     if (is_best) {
         // best/: hard links to this checkpoint's files (no copy), published atomically.
         publish_directory(run_dir_ + "/best", [&](const std::string& tmp) {

@@ -35,6 +35,8 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.max_steps", c.train.max_steps, "optimizer steps");
     v("train.seed", c.train.seed, "seed of the weights' initialisation and of the data order");
     v("train.threads", c.train.threads, "threads per process; 0: the host's cores divided among its processes");
+    v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report");
+    v("train.epochs", c.train.epochs, "classify: passes over the training split (train.max_steps and seq_len are not used: the data sets the length)");
     v("train.recompute", c.train.recompute, "activation recompute: none; gelu (GELU outputs recomputed in backward); block (each block re-runs its forward in backward, keeping only its output)");
     v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs, fp32 accumulation, master weights and moments); auto: bf16 where the CPU has AVX512_BF16");
     v("optim.lr", c.optim.lr, "peak learning rate");
@@ -51,6 +53,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("dist.overlap", c.dist.overlap, "all-reduce buckets during backward, overlapping computation; false: all at once after it");
     v("eval.every", c.eval.every, "steps between validation evaluations; 0: only at the end");
     v("eval.batches", c.eval.batches, "validation batches per evaluation");
+    v("eval.metric", c.eval.metric, "classify: the validation metric that picks the best checkpoint: macro_f1, accuracy or loss");
     v("checkpoint.every", c.checkpoint.every, "steps between checkpoints; 0: only at the end");
     v("checkpoint.keep_last", c.checkpoint.keep_last, "checkpoints kept besides best/");
     v("log.every", c.log.every, "steps between log lines");
@@ -291,7 +294,7 @@ void validate_config(const TrainConfig& c) {
     for (const auto& [key, v] : {std::pair{"train.batch_size", c.train.batch_size}, {"train.seq_len", c.train.seq_len},
                                  {"train.max_steps", c.train.max_steps}, {"eval.batches", c.eval.batches},
                                  {"checkpoint.keep_last", c.checkpoint.keep_last}, {"log.every", c.log.every},
-                                 {"sample.tokens", c.sample.tokens}}) {
+                                 {"sample.tokens", c.sample.tokens}, {"train.epochs", c.train.epochs}}) {
         positive(key, v);
     }
     require(c.optim.lr > 0, "optim.lr", show(c.optim.lr), "must be positive");
@@ -314,6 +317,10 @@ void validate_config(const TrainConfig& c) {
     require(p == "fp32" || p == "bf16" || p == "auto", "train.precision", show(p), "must be fp32, bf16 or auto");
     const std::string& r = c.train.recompute;
     require(r == "none" || r == "gelu" || r == "block", "train.recompute", show(r), "must be none, gelu or block");
+    require(c.train.task == "lm" || c.train.task == "classify", "train.task", show(c.train.task), "must be lm or classify");
+    const std::string& m = c.eval.metric;
+    require(m == "macro_f1" || m == "accuracy" || m == "loss", "eval.metric", show(m),
+            "must be macro_f1, accuracy or loss");
 }
 
 }  // namespace lmforge

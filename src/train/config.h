@@ -33,6 +33,8 @@ struct TrainConfig {
         int64_t threads = 0;               // 0: every core (per process: cores / processes)
         std::string precision = "auto";
         std::string recompute = "none";
+        std::string task = "lm";  // lm, or classify (labelled data from prepare --label-field)
+        int64_t epochs = 3;       // classify: passes over the training split
     } train;
     struct Optim {
         double lr = 6e-4;
@@ -51,6 +53,7 @@ struct TrainConfig {
     struct Eval {
         int64_t every = 100;   // steps; 0: only at the end
         int64_t batches = 20;  // validation batches per evaluation
+        std::string metric = "macro_f1";  // classify: the best checkpoint's (macro_f1, accuracy, loss)
     } eval;
     struct Checkpoint {
         int64_t every = 500;   // steps; 0: only at the end

@@ -22,8 +22,7 @@ MetricsLog::MetricsLog(const std::string& run_dir, bool tensorboard, int64_t kee
             if (j.is_object() && j.contains("step") && j["step"].get<int64_t>() < keep_before) kept += line + "\n";
         }
     }
-    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(kept))};
-    write_file_atomic(path_, parts);
+    write_text_atomic(path_, kept);
     file_ = std::fopen(path_.c_str(), "a");
     if (file_ == nullptr) throw Error(fmt::format("{}: cannot open for appending", path_));
     if (tensorboard) {

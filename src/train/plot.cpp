@@ -213,8 +213,7 @@ std::vector<std::string> write_loss_plots(const std::string& run_dir) {
     const std::string dir = run_dir + "/plots";
     std::filesystem::create_directories(dir);
     const std::string svg = render_svg(chart, 900, 520);
-    const std::span<const std::byte> parts[] = {std::as_bytes(std::span(svg))};
-    write_file_atomic(dir + "/loss.svg", parts);
+    write_text_atomic(dir + "/loss.svg", svg);
     write_png(dir + "/loss.png", 900, 520, render_rgb(chart, 900, 520));
     return {dir + "/loss.svg", dir + "/loss.png"};
 }

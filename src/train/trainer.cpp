@@ -31,6 +31,7 @@
 #include "train/checkpoint_store.h"
 #include "train/evaluator.h"
 #include "train/metrics.h"
+#include "train/model_setup.h"
 #include "train/plot.h"
 #include "train/sampler.h"
 #include "tokenizer/tokenizer_io.h"
@@ -40,37 +41,6 @@ namespace lmforge {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The vocabulary the data was made with, from prepare.json (0 if unknown).
-int64_t data_vocab_size(const std::string& dir) {
-    std::ifstream in(dir + "/prepare.json");
-    if (!in) return 0;
-    const auto j = nlohmann::json::parse(in, nullptr, false);
-    return j.is_object() && j.contains("vocab_size") ? j["vocab_size"].get<int64_t>() : 0;
-}
-
-Gpt2Config model_config(const TrainConfig& c) {
-    Gpt2Config m = Gpt2Config::preset(c.model.preset);
-    if (c.model.n_layer > 0) m.n_layer = c.model.n_layer;
-    if (c.model.n_head > 0) m.n_head = c.model.n_head;
-    if (c.model.n_embd > 0) m.n_embd = c.model.n_embd;
-    m.vocab_size = c.model.vocab_size > 0 ? c.model.vocab_size : data_vocab_size(c.data.dir);
-    if (m.vocab_size == 0) {
-        throw InputError(fmt::format("{}: no prepare.json to take the vocabulary size from", c.data.dir),
-                         "set model.vocab_size");
-    }
-    if (c.model.block_size > 0) {
-        m.block_size = c.model.block_size;
-        if (m.block_size < c.train.seq_len) {
-            throw InputError(fmt::format("train.seq_len = {} exceeds model.block_size = {}", c.train.seq_len, m.block_size),
-                             "shorten train.seq_len or raise model.block_size");
-        }
-    } else {
-        m.block_size = std::max(m.block_size, c.train.seq_len);
-    }
-    m.validate();
-    return m;
-}
 
 void check_writable(const std::string& dir) {
     std::error_code ec;
@@ -106,7 +76,7 @@ TrainSummary train(const TrainOptions& opts) {
         throw InputError(fmt::format("{}: no such data directory", cfg.data.dir),
                          "run lmforge prepare first, or fix data.dir");
     }
-    const Gpt2Config mcfg = model_config(cfg);
+    const Gpt2Config mcfg = model_config(cfg, cfg.train.seq_len);
     const std::unique_ptr<Communicator> comm = make_communicator();
     const int world = comm->size(), rank = comm->rank();
     const bool lead = rank == 0;  // writes the run directory, logs, metrics, plots
@@ -157,8 +127,7 @@ TrainSummary train(const TrainOptions& opts) {
     }
     if (lead) {
         log::set_file(run + "/train.log");
-        const std::span<const std::byte> parts[] = {std::as_bytes(std::span(config_toml))};
-        write_file_atomic(run + "/config.toml", parts);
+        write_text_atomic(run + "/config.toml", config_toml);
         if (tokenizer) tokenizer->save(run + "/tokenizer");
     }
 

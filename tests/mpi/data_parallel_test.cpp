@@ -23,12 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::run_lmforge;
 
-// mpirun as root (CI machines) needs the first two; --oversubscribe allows more ranks than
-// cores. In sanitizer builds, OpenMPI's plugins leak a few kilobytes at exit and are unloaded
-// before the leak report (so not even a suppression can name them): the MPI processes skip
-// the leak check; AddressSanitizer's other checks stay on.
-const std::string kMpirun = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0 "
-                            "mpirun --oversubscribe --mca btl self,tcp,vader -np ";
+using test::kMpirun;
 
 std::string corpus() {
     std::mt19937 rng(5);
@@ -90,19 +85,7 @@ protected:
         std::snprintf(buf, sizeof(buf), "step_%06d", step);
         return buf;
     }
-    test::Outcome mpirun(int np, const std::string& args) {
-        return run_lmforge_with_prefix(kMpirun + std::to_string(np) + " ", args);
-    }
-    static test::Outcome run_lmforge_with_prefix(const std::string& prefix, const std::string& args) {
-        const auto dir = fs::temp_directory_path();
-        const std::string tag = std::to_string(::getpid());
-        const std::string out = (dir / ("lmforge_mpi_out_" + tag)).string(), err = (dir / ("lmforge_mpi_err_" + tag)).string();
-        const int raw = std::system((prefix + LMFORGE_BINARY + " " + args + " >" + out + " 2>" + err).c_str());
-        test::Outcome o{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, test::slurp(out), test::slurp(err)};
-        fs::remove(out);
-        fs::remove(err);
-        return o;
-    }
+    test::Outcome mpirun(int np, const std::string& args) { return test::run_lmforge_mpi(np, args); }
 };
 
 TEST_F(DataParallelRun, TwoRanksWithBatchBTrainAsOneRankWith2B) {

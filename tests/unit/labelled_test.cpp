@@ -101,5 +101,23 @@ TEST_F(Labelled, BadExamplesAreNamedByLine) {
     EXPECT_NE(test::input_error_of([&] { load_labelled({p4}, chars_); }).find(":1: empty text"), std::string::npos);
 }
 
+// A label whose every example falls outside the training split is refused, by name: one
+// "rare" example among 20, with test and validation taking half.
+TEST_F(Labelled, LabelAbsentFromTrainingIsNamed) {
+    std::string jsonl;
+    for (int i = 0; i < 19; i++) jsonl += "{\"text\": \"ab\", \"label\": \"common\"}\n";
+    jsonl += "{\"text\": \"cd\", \"label\": \"rare\"}\n";
+    const std::string path = write("rare.jsonl", jsonl);
+    int refused = 0;
+    for (uint64_t seed = 1; seed <= 8; seed++) {  // the rare example lands in train about half the time
+        const std::string err = test::input_error_of([&] { load_labelled({path, "text", "label", 4, 0.25, 0.25, seed}, chars_); });
+        if (err == "no error") continue;
+        EXPECT_NE(err.find(path + ": label \"rare\" is absent from the training split"), std::string::npos) << err;
+        refused++;
+    }
+    EXPECT_GT(refused, 0);
+    EXPECT_LT(refused, 8);
+}
+
 }  // namespace
 }  // namespace lmforge

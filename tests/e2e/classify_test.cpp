@@ -1,0 +1,76 @@
+// lmforge train with train.task = "classify", end to end on labelled texts made here: a class
+// that a word gives away must be learned well above the baselines; the report (table and
+// JSON) holds every figure; bad labelled data fails with one line. (Under mpirun:
+// tests/mpi/classify_mpi_test.cpp.)
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+#include "labelled_texts.h"
+#include "temp_dir.h"
+
+namespace lmforge {
+namespace {
+
+using test::run_lmforge;
+
+class Classify : public test::TempDirTest {
+protected:
+    void SetUp() override {
+        TempDirTest::SetUp();
+        const std::string jsonl = write("texts.jsonl", test::labelled_texts(600));
+        const auto o = run_lmforge("prepare --tokenizer char --input " + jsonl + " --label-field label --max-len 48 "
+                                   "--output " + path("data"));
+        ASSERT_EQ(o.status, 0) << o.err;
+    }
+    std::string config(const std::string& run) {
+        return write(run + ".toml", "[model]\npreset = \"gpt2-nano\"\nn_layer = 2\nn_head = 2\nn_embd = 32\n"
+                                    "[data]\ndir = \"" + path("data") + "\"\n[train]\ntask = \"classify\"\n"
+                                    "batch_size = 16\nepochs = 6\nthreads = 1\n[optim]\nlr = 3e-3\nwarmup_steps = 10\n"
+                                    "[eval]\nmetric = \"macro_f1\"\n[run]\ndir = \"" + path(run) + "\"\n");
+    }
+};
+
+TEST_F(Classify, LearnsAboveTheBaselinesAndReportsEveryFigure) {
+    const auto o = run_lmforge("train " + config("run"));
+    ASSERT_EQ(o.status, 0) << o.err;
+    for (const char* needle : {"precision", "macro avg", "weighted avg", "confusion matrix", "majority class",
+                               "bag of words", "best epoch"}) {
+        EXPECT_NE(o.out.find(needle), std::string::npos) << needle << "\n" << o.out;
+    }
+    std::ifstream in(path("run/test_report.json"));
+    const auto j = nlohmann::json::parse(in);
+    const double accuracy = j["model"]["accuracy"], majority = j["baselines"]["majority_class"]["accuracy"];
+    EXPECT_GT(accuracy, 0.9) << j.dump(2);
+    EXPECT_LT(majority, 0.5);
+    EXPECT_EQ(j["model"]["labels"], (std::vector<std::string>{"food", "sport", "weather"}));
+    EXPECT_EQ(j["model"]["total"], 60);  // the default test fraction, 0.1 of 600
+    EXPECT_TRUE(std::filesystem::exists(path("run/best/model.safetensors")));
+    // Per-epoch metrics in metrics.jsonl: train and validation.
+    std::ifstream metrics(path("run/metrics.jsonl"));
+    std::string line;
+    int val_lines = 0;
+    while (std::getline(metrics, line)) val_lines += line.find("val_accuracy") != std::string::npos;
+    EXPECT_EQ(val_lines, 6);
+}
+
+TEST_F(Classify, BadLabelledDataFailsWithOneLine) {
+    // Token shards for language modelling are not labelled data.
+    const std::string text = write("plain.txt", "some plain text to tokenize for a language model\n");
+    ASSERT_EQ(run_lmforge("prepare --tokenizer char --input " + text + " --output " + path("lm")).status, 0);
+    const auto o = run_lmforge("train " + config("bad") + " --set data.dir=" + path("lm"));
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_NE(o.err.find("no labels.json"), std::string::npos) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    // An empty text in the labelled file is named by line.
+    const std::string empty = write("empty.jsonl", "{\"text\": \"ok\", \"label\": \"a\"}\n{\"text\": \"\", \"label\": \"b\"}\n");
+    const auto p = run_lmforge("prepare --tokenizer char --input " + empty + " --label-field label --output " + path("e"));
+    EXPECT_EQ(p.status, 2);
+    EXPECT_NE(p.err.find(":2: empty text"), std::string::npos) << p.err;
+}
+
+}  // namespace
+}  // namespace lmforge

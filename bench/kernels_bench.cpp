@@ -10,6 +10,7 @@
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -42,15 +43,28 @@ AlignedBuffer<bf16> to_half(const AlignedBuffer<float>& x) {
     return h;
 }
 
-// Counters: achieved rate and its share of `peak` (per second), from work done per iteration.
-void report_flops(benchmark::State& state, double flops, Precision p) {
-    const double peak = default_peak_gflops(p) * 1e9;
-    state.counters["GFLOP/s"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
-    state.counters["%peak"] = benchmark::Counter(100.0 * flops / peak, benchmark::Counter::kIsIterationInvariantRate);
+// Times one iteration of the benchmark loop (manual timing, so the counters below can be
+// plain numbers rather than Google Benchmark's "per second" rates).
+template <class F>
+void timed(benchmark::State& state, double& seconds, F&& body) {
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    benchmark::ClobberMemory();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    state.SetIterationTime(s);
+    seconds += s;
 }
 
-void report_bytes(benchmark::State& state, double bytes) {
-    state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+// Achieved GFLOP/s and its share of the precision's peak, from FLOPs per iteration.
+void report_flops(benchmark::State& state, double seconds, double flops, Precision p) {
+    const double rate = flops * static_cast<double>(state.iterations()) / seconds;
+    state.counters["GFLOP/s"] = rate / 1e9;
+    state.counters["%peak"] = 100.0 * rate / (default_peak_gflops(p) * 1e9);
+}
+
+// Achieved GB/s of traffic (bytes per iteration a pass must read and write).
+void report_bytes(benchmark::State& state, double seconds, double bytes) {
+    state.counters["GB/s"] = bytes * static_cast<double>(state.iterations()) / seconds / 1e9;
 }
 
 // ---- compute-bound -------------------------------------------------------------------------
@@ -63,15 +77,17 @@ void BM_Gemm(benchmark::State& state) {
     const auto a = random_buffer(M * K, 1), b = random_buffer(K * N, 2);
     const auto ah = to_half(a), bh = to_half(b);
     AlignedBuffer<float> c(M * N);
+    double seconds = 0;
     for (auto _ : state) {
-        if (half) {
-            gemm->run_bf16({.M = M, .N = N, .K = K}, ah.data(), bh.data(), c.data());
-        } else {
-            gemm->run({.M = M, .N = N, .K = K}, a.data(), b.data(), c.data());
-        }
-        benchmark::ClobberMemory();
+        timed(state, seconds, [&] {
+            if (half) {
+                gemm->run_bf16({.M = M, .N = N, .K = K}, ah.data(), bh.data(), c.data());
+            } else {
+                gemm->run({.M = M, .N = N, .K = K}, a.data(), b.data(), c.data());
+            }
+        });
     }
-    report_flops(state, 2.0 * M * N * K, half ? Precision::Bf16 : Precision::Fp32);
+    report_flops(state, seconds, 2.0 * M * N * K, half ? Precision::Bf16 : Precision::Fp32);
 }
 BENCHMARK(BM_Gemm)
     ->ArgNames({"bf16", "in", "out"})
@@ -79,7 +95,7 @@ BENCHMARK(BM_Gemm)
     ->Args({0, 1536, 384})
     ->Args({1, 1536, 384})
     ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+    ->UseManualTime();
 
 // Causal attention; FLOPs counted as the useful products only (forward Q·Kᵀ and P·V; backward
 // dP, dS·K, dSᵀ·Q and Pᵀ·dO) over the causal half: 2·B·NH·T(T+1)/2·HS each. Args: B, T, C, NH.
@@ -88,23 +104,25 @@ void attention_case(benchmark::State& state, bool backward) {
     const auto qkv = random_buffer(B * T * 3 * C, 3), dout = random_buffer(B * T * C, 4);
     AlignedBuffer<float> out(B * T * C), lse(B * NH * T), dqkv(B * T * 3 * C);
     kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
+    double seconds = 0;
     for (auto _ : state) {
-        if (backward) {
-            kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH);
-        } else {
-            kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
-        }
-        benchmark::ClobberMemory();
+        timed(state, seconds, [&] {
+            if (backward) {
+                kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH);
+            } else {
+                kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
+            }
+        });
     }
     const double product = 2.0 * B * NH * (T * (T + 1) / 2.0) * (C / NH);
-    report_flops(state, (backward ? 4.0 : 2.0) * product, Precision::Fp32);
+    report_flops(state, seconds, (backward ? 4.0 : 2.0) * product, Precision::Fp32);
 }
 void BM_AttentionForward(benchmark::State& state) { attention_case(state, false); }
 void BM_AttentionBackward(benchmark::State& state) { attention_case(state, true); }
 BENCHMARK(BM_AttentionForward)->ArgNames({"B", "T", "C", "NH"})->Args({16, 256, 384, 6})->Args({4, 64, 768, 12})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Unit(benchmark::kMillisecond)->UseManualTime();
 BENCHMARK(BM_AttentionBackward)->ArgNames({"B", "T", "C", "NH"})->Args({16, 256, 384, 6})->Args({4, 64, 768, 12})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Unit(benchmark::kMillisecond)->UseManualTime();
 
 // LM head + cross-entropy in vocabulary chunks (bf16), config B: N = 2048, C = 384, V = 50257.
 // Useful FLOPs: forward 2·N·C·V; backward 4·N·C·V (its recomputed logits not counted).
@@ -120,22 +138,24 @@ void lm_head_case(benchmark::State& state, bool backward) {
     AlignedBuffer<bf16> dlogits(N * s.chunk);
     kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x.data(), wte.data(), targets.data(),
                                   logits.data(), scratch.data());
+    double seconds = 0;
     for (auto _ : state) {
-        if (backward) {
-            kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte.data(), false, x.data(), wte.data(), lse.data(),
-                                           targets.data(), 1.0f / N, logits.data(), dlogits.data());
-        } else {
-            kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x.data(), wte.data(),
-                                          targets.data(), logits.data(), scratch.data());
-        }
-        benchmark::ClobberMemory();
+        timed(state, seconds, [&] {
+            if (backward) {
+                kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte.data(), false, x.data(), wte.data(), lse.data(),
+                                               targets.data(), 1.0f / N, logits.data(), dlogits.data());
+            } else {
+                kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x.data(), wte.data(),
+                                              targets.data(), logits.data(), scratch.data());
+            }
+        });
     }
-    report_flops(state, (backward ? 4.0 : 2.0) * N * C * V, Precision::Bf16);
+    report_flops(state, seconds, (backward ? 4.0 : 2.0) * N * C * V, Precision::Bf16);
 }
 void BM_LmHeadLossForward(benchmark::State& state) { lm_head_case(state, false); }
 void BM_LmHeadLossBackward(benchmark::State& state) { lm_head_case(state, true); }
-BENCHMARK(BM_LmHeadLossForward)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_LmHeadLossBackward)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LmHeadLossForward)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_LmHeadLossBackward)->Unit(benchmark::kMillisecond)->UseManualTime();
 
 // ---- memory-bound --------------------------------------------------------------------------
 
@@ -145,14 +165,16 @@ void BM_MemoryCopy(benchmark::State& state) {  // the reference: read n floats, 
     const int64_t n = kRows * 4 * kWidth;
     const auto src = random_buffer(n, 8);
     AlignedBuffer<float> dst(n);
+    double seconds = 0;
     for (auto _ : state) {
+        timed(state, seconds, [&] {
 #pragma omp parallel for simd schedule(static)
-        for (int64_t i = 0; i < n; i++) dst[i] = src[i];
-        benchmark::ClobberMemory();
+            for (int64_t i = 0; i < n; i++) dst[i] = src[i];
+        });
     }
-    report_bytes(state, 2.0 * n * sizeof(float));
+    report_bytes(state, seconds, 2.0 * n * sizeof(float));
 }
-BENCHMARK(BM_MemoryCopy)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MemoryCopy)->Unit(benchmark::kMillisecond)->UseManualTime();
 
 // Residual add fused with the next layernorm, bf16 output: reads a, b; writes res (fp32), out (bf16).
 void BM_ResidualLayerNorm(benchmark::State& state) {
@@ -161,38 +183,44 @@ void BM_ResidualLayerNorm(benchmark::State& state) {
                bias = random_buffer(C, 12);
     AlignedBuffer<float> res(N * C), mean(N), rstd(N);
     AlignedBuffer<bf16> out(N * C);
+    double seconds = 0;
     for (auto _ : state) {
-        kernels::residual_layernorm_forward(res.data(), out.data(), mean.data(), rstd.data(), a.data(), b.data(),
-                                            w.data(), bias.data(), N, C);
-        benchmark::ClobberMemory();
+        timed(state, seconds, [&] {
+            kernels::residual_layernorm_forward(res.data(), out.data(), mean.data(), rstd.data(), a.data(), b.data(),
+                                                w.data(), bias.data(), N, C);
+        });
     }
-    report_bytes(state, N * C * (3.0 * sizeof(float) + sizeof(bf16)));
+    report_bytes(state, seconds, N * C * (3.0 * sizeof(float) + sizeof(bf16)));
 }
-BENCHMARK(BM_ResidualLayerNorm)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ResidualLayerNorm)->Unit(benchmark::kMillisecond)->UseManualTime();
 
 // GELU on the MLP's hidden layer (N, 4C), bf16 output; backward reads two fp32, writes one.
 void BM_GeluForward(benchmark::State& state) {
     const int64_t n = kRows * 4 * kWidth;
     const auto x = random_buffer(n, 13, 3.0f);
     AlignedBuffer<bf16> y(n);
+    double seconds = 0;
     for (auto _ : state) {
-        kernels::gelu_forward(y.data(), x.data(), n);
-        benchmark::ClobberMemory();
+        timed(state, seconds, [&] {
+            kernels::gelu_forward(y.data(), x.data(), n);
+        });
     }
-    report_bytes(state, n * (sizeof(float) + sizeof(bf16)));
+    report_bytes(state, seconds, n * (sizeof(float) + sizeof(bf16)));
 }
 void BM_GeluBackward(benchmark::State& state) {
     const int64_t n = kRows * 4 * kWidth;
     const auto x = random_buffer(n, 14, 3.0f), dy = random_buffer(n, 15);
     AlignedBuffer<float> dx(n);
+    double seconds = 0;
     for (auto _ : state) {
-        kernels::gelu_backward(dx.data(), dy.data(), x.data(), n);
-        benchmark::ClobberMemory();
+        timed(state, seconds, [&] {
+            kernels::gelu_backward(dx.data(), dy.data(), x.data(), n);
+        });
     }
-    report_bytes(state, 3.0 * n * sizeof(float));
+    report_bytes(state, seconds, 3.0 * n * sizeof(float));
 }
-BENCHMARK(BM_GeluForward)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_GeluBackward)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_GeluForward)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_GeluBackward)->Unit(benchmark::kMillisecond)->UseManualTime();
 
 // AdamW over GPT-2 124M's parameters with the bf16 mirror: reads p, g, m, v; writes p, m, v
 // and the bf16 copy. Ranges split over threads as optim/adamw.cpp does.
@@ -203,18 +231,20 @@ void BM_AdamW(benchmark::State& state) {
     AlignedBuffer<bf16> mirror(n);
     std::memset(m.data(), 0, n * sizeof(float));
     std::memset(v.data(), 0, n * sizeof(float));
+    double seconds = 0;
     for (auto _ : state) {
+        timed(state, seconds, [&] {
 #pragma omp parallel
-        {
-            const auto [i0, i1] = backend::thread_slice(n, omp_get_thread_num(), omp_get_num_threads());
-            kernels::adamw_update(p.data() + i0, m.data() + i0, v.data() + i0, g.data() + i0, i1 - i0,
-                                  {.weight_decay = 0.1f}, mirror.data() + i0);
-        }
-        benchmark::ClobberMemory();
+            {
+                const auto [i0, i1] = backend::thread_slice(n, omp_get_thread_num(), omp_get_num_threads());
+                kernels::adamw_update(p.data() + i0, m.data() + i0, v.data() + i0, g.data() + i0, i1 - i0,
+                                      {.weight_decay = 0.1f}, mirror.data() + i0);
+            }
+        });
     }
-    report_bytes(state, n * (7.0 * sizeof(float) + sizeof(bf16)));
+    report_bytes(state, seconds, n * (7.0 * sizeof(float) + sizeof(bf16)));
 }
-BENCHMARK(BM_AdamW)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+BENCHMARK(BM_AdamW)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(5);
 
 }  // namespace
 }  // namespace lmforge

@@ -65,6 +65,9 @@ public:
     float forward_classify(const int32_t* inputs, const int32_t* last, const int32_t* labels);
     const float* class_logits() const { return acts_.class_logits; }  // (B, num_labels)
 
+    // (B·T) per-position losses of the last forward with targets: 0 where ignored.
+    const float* token_losses() const { return acts_.losses; }
+
     // (B, T, Vp) from the last forward without targets (with targets, the loss is computed
     // in vocabulary chunks and the full logits never exist).
     const float* logits() const { return logits_.data(); }

@@ -1,0 +1,93 @@
+#include "train/multiple_choice.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "data/jsonl.h"
+#include "kernels/crossentropy.h"
+
+namespace lmforge {
+
+std::vector<ChoiceItem> load_multiple_choice(const std::string& path, const Tokenizer& tokenizer) {
+    const MappedFile file(path);
+    const std::string_view text(reinterpret_cast<const char*>(file.bytes().data()), file.size());
+    std::vector<ChoiceItem> items;
+    for_each_jsonl(text, path, [&](const nlohmann::json& j, size_t line) {
+        const auto fail = [&](const std::string& what) {
+            throw InputError(fmt::format("{}:{}: {}", path, line, what),
+                             "HellaSwag's format: {\"ctx\": ..., \"endings\": [...], \"label\": N}");
+        };
+        ChoiceItem item;
+        item.context = tokenizer.encode_ordinary(jsonl_string(j, "ctx", path, line));
+        if (!j.contains("endings") || !j["endings"].is_array() || j["endings"].size() < 2) {
+            fail("needs \"endings\": a list of at least two strings");
+        }
+        for (const auto& e : j["endings"]) {
+            if (!e.is_string() || e.get<std::string>().empty()) fail("every ending must be a non-empty string");
+            std::string ending = " ";  // (appended, not " " + e: GCC 12 warns falsely on that)
+            ending += e.get<std::string>();
+            item.endings.push_back(tokenizer.encode_ordinary(ending));
+        }
+        if (!j.contains("label") || !j["label"].is_number_integer()) fail("needs an integer \"label\"");
+        item.label = j["label"].get<int32_t>();
+        if (item.label < 0 || item.label >= static_cast<int32_t>(item.endings.size())) {
+            fail(fmt::format("label {} is not the index of one of its {} endings", item.label, item.endings.size()));
+        }
+        items.push_back(std::move(item));
+    });
+    if (items.empty()) throw InputError(fmt::format("{}: no items", path));
+    return items;
+}
+
+std::vector<double> ending_log_likelihoods(Gpt2& model, const ChoiceItem& item) {
+    const auto B = static_cast<int64_t>(item.endings.size());
+    size_t longest = 0;
+    for (const auto& e : item.endings) longest = std::max(longest, e.size());
+    const auto block = static_cast<size_t>(model.config().block_size);
+    if (longest + 1 > block) {
+        throw InputError(fmt::format("an ending of {} tokens leaves no room for context in {} positions", longest, block));
+    }
+    // The context's last tokens that fit beside the longest ending.
+    const size_t keep = std::min(item.context.size(), block - longest);
+    const std::vector<int32_t> context(item.context.end() - static_cast<int64_t>(keep), item.context.end());
+    const auto T = static_cast<int64_t>(context.size() + longest);
+    // Row b: context + ending b, padded; position t predicts token t + 1, counted on the ending.
+    std::vector<int32_t> inputs(B * T, 0), targets(B * T, kernels::kIgnoreIndex);
+    for (int64_t b = 0; b < B; b++) {
+        std::vector<int32_t> row = context;
+        row.insert(row.end(), item.endings[b].begin(), item.endings[b].end());
+        std::copy(row.begin(), row.end(), inputs.begin() + b * T);
+        for (size_t t = context.empty() ? 0 : context.size() - 1; t + 1 < row.size(); t++) {
+            targets[b * T + static_cast<int64_t>(t)] = row[t + 1];
+        }
+    }
+    model.plan(B, T);
+    model.forward(inputs.data(), targets.data());
+    std::vector<double> ll(B, 0.0);
+    for (int64_t b = 0; b < B; b++) {
+        for (int64_t t = 0; t < T; t++) ll[b] -= model.token_losses()[b * T + t];  // 0 where not counted
+    }
+    return ll;
+}
+
+ChoiceResult evaluate_multiple_choice(Gpt2& model, const std::vector<ChoiceItem>& items, Communicator& comm) {
+    ChoiceResult r;
+    for (size_t i = static_cast<size_t>(comm.rank()); i < items.size(); i += static_cast<size_t>(comm.size())) {
+        const ChoiceItem& item = items[i];
+        const std::vector<double> ll = ending_log_likelihoods(model, item);
+        std::vector<double> mean(ll.size());
+        for (size_t e = 0; e < ll.size(); e++) mean[e] = ll[e] / static_cast<double>(item.endings[e].size());
+        r.items++;
+        r.correct += std::max_element(ll.begin(), ll.end()) - ll.begin() == item.label;
+        r.correct_norm += std::max_element(mean.begin(), mean.end()) - mean.begin() == item.label;
+    }
+    r.items = static_cast<int64_t>(comm.allreduce_sum(static_cast<double>(r.items)));
+    r.correct = static_cast<int64_t>(comm.allreduce_sum(static_cast<double>(r.correct)));
+    r.correct_norm = static_cast<int64_t>(comm.allreduce_sum(static_cast<double>(r.correct_norm)));
+    return r;
+}
+
+}  // namespace lmforge

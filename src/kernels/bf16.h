@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <type_traits>
 
 namespace lmforge {
 
@@ -18,6 +19,16 @@ inline bf16 to_bf16(float x) {
 }
 
 inline float from_bf16(bf16 x) { return std::bit_cast<float>(static_cast<uint32_t>(x) << 16); }
+
+// x stored as T: itself for float, rounded for bf16 (kernels templated on an output's precision).
+template <class T>
+inline T float_to(float x) {
+    if constexpr (std::is_same_v<T, float>) {
+        return x;
+    } else {
+        return to_bf16(x);
+    }
+}
 
 namespace kernels {
 

@@ -2,6 +2,7 @@
 
 #include <type_traits>
 
+#include "kernels/bf16.h"
 #include "kernels/fast_math.h"
 
 namespace lmforge::kernels {
@@ -16,12 +17,7 @@ void forward(Out* out, const float* inp, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         const float x = inp[i];
         const float u = kSqrt2OverPi * (x + kCubic * x * x * x);
-        const float y = 0.5f * x * (1.0f + fast_tanh(u));
-        if constexpr (std::is_same_v<Out, float>) {
-            out[i] = y;
-        } else {
-            out[i] = lmforge::to_bf16(y);
-        }
+        out[i] = float_to<Out>(0.5f * x * (1.0f + fast_tanh(u)));
     }
 }
 

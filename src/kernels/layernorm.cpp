@@ -14,15 +14,6 @@ namespace lmforge::kernels {
 
 namespace {
 
-template <class Out>
-inline Out store(float x) {
-    if constexpr (std::is_same_v<Out, float>) {
-        return x;
-    } else {
-        return lmforge::to_bf16(x);
-    }
-}
-
 // With b null: layernorm of a. Otherwise res = a + b first, and the layernorm of res.
 template <class Out>
 void forward_rows(float* res, Out* out, float* mean, float* rstd, const float* a, const float* b,
@@ -47,7 +38,7 @@ void forward_rows(float* res, Out* out, float* mean, float* rstd, const float* a
         const float s = 1.0f / std::sqrt(var / C + kLayerNormEps);
         Out* o = out + n * C;
 #pragma omp simd
-        for (int64_t c = 0; c < C; c++) o[c] = store<Out>((x[c] - m) * s * weight[c] + bias[c]);
+        for (int64_t c = 0; c < C; c++) o[c] = float_to<Out>((x[c] - m) * s * weight[c] + bias[c]);
         mean[n] = m;
         rstd[n] = s;
     }

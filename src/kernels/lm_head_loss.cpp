@@ -22,15 +22,6 @@ void run(backend::Gemm& gemm, const backend::GemmShape& s, const bf16* a, const 
     gemm.run_bf16(s, a, b, c);
 }
 
-template <class In>
-inline In store(float x) {
-    if constexpr (std::is_same_v<In, float>) {
-        return x;
-    } else {
-        return lmforge::to_bf16(x);
-    }
-}
-
 // logits (N, nc) = x · wte[c0 : c0+nc]ᵀ
 template <class In>
 void chunk_logits(backend::Gemm& gemm, const LmHeadLossShape& s, int64_t c0, int64_t nc, const In* x, const In* wte,
@@ -94,9 +85,9 @@ void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float*
             const float at_target = t >= c0 && t < c0 + nc ? (fast_exp(row[t - c0] - m) - 1.0f) * scale : 0.0f;
 #pragma omp simd
             for (int64_t j = 0; j < nc; j++) {
-                drow[j] = store<In>(fast_exp(row[j] - m) * scale);
+                drow[j] = float_to<In>(fast_exp(row[j] - m) * scale);
             }
-            if (t >= c0 && t < c0 + nc) drow[t - c0] = store<In>(at_target);
+            if (t >= c0 && t < c0 + nc) drow[t - c0] = float_to<In>(at_target);
         }
         run(gemm, {.M = s.N, .N = s.C, .K = nc, .accumulate = c0 > 0}, dlogits_chunk, wte + c0 * s.C, dx);
         run(gemm, {.M = nc, .N = s.C, .K = s.N, .trans_a = true, .accumulate = accumulate_dwte}, dlogits_chunk, x,

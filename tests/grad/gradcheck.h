@@ -1,12 +1,14 @@
 // Finite-difference gradient checks in double. For a kernel f and a fixed random dout, the
 // scalar L(x) = Σ dout ⊙ f(x) has dL/dx = backward(dout); central differences of L, element
-// by element, must match what the kernel's backward accumulates.
+// by element, must match what the kernel's backward computes.
 #pragma once
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "kernels/bf16.h"
 #include "test_util.h"
 
 namespace lmforge::test {
@@ -56,5 +58,15 @@ inline void expect_matches_finite_differences(const std::vector<GradInput>& inpu
 // Float kernels against their double twins: float rounding over sums of a few hundred terms.
 inline constexpr double kTwinRtol = 2e-5;
 inline constexpr double kTwinAtol = 2e-5;
+
+// x rounded to bf16: the bf16 values for a mixed-precision kernel, and the same values widened
+// to double (exactly) for its twin.
+inline std::pair<std::vector<bf16>, std::vector<double>> round_to_bf16(const std::vector<float>& x) {
+    std::vector<bf16> h(x.size());
+    kernels::to_bf16(h.data(), x.data(), static_cast<int64_t>(x.size()));
+    std::vector<double> r(x.size());
+    for (size_t i = 0; i < x.size(); i++) r[i] = from_bf16(h[i]);
+    return {h, r};
+}
 
 }  // namespace lmforge::test

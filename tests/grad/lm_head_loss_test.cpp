@@ -100,17 +100,10 @@ TEST_P(LmHeadLossTwin, ChunkedEqualsUnfusedLossAndGradient) {
 // The loss matches as fp32 does; the gradients carry dlogits' bf16 rounding (2⁻⁹ relative).
 TEST_P(LmHeadLossTwin, Bf16ChunkedMatchesTwinOnRoundedInputs) {
     auto gemm = backend::make_gemm(GetParam());
-    const auto round = [](const std::vector<float>& v) {
-        std::vector<bf16> h(v.size());
-        kernels::to_bf16(h.data(), v.data(), static_cast<int64_t>(v.size()));
-        std::vector<double> r(v.size());
-        for (size_t i = 0; i < v.size(); i++) r[i] = from_bf16(h[i]);
-        return std::pair{h, r};
-    };
     for (const Case& c : kCases) {
         const Inputs in(c, 4);
-        const auto [x_h, x_r] = round(in.x);
-        const auto [wte_h, wte_r] = round(in.wte);
+        const auto [x_h, x_r] = round_to_bf16(in.x);
+        const auto [wte_h, wte_r] = round_to_bf16(in.wte);
         const Expected want(c, x_r, wte_r, in.targets, kDloss);
         for (const int64_t chunk : {int64_t{64}, c.V}) {
             const kernels::LmHeadLossShape s{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = chunk};

@@ -65,20 +65,13 @@ TEST_P(MatmulTwin, KernelMatchesTwinOnRemainderShapes) {
 TEST_P(MatmulTwin, Bf16KernelMatchesTwinOnRoundedInputs) {
     auto gemm = backend::make_gemm(GetParam());
     struct Shape { int64_t N, C, OC; };
-    const auto round = [](const std::vector<float>& x) {
-        std::vector<bf16> h(x.size());
-        kernels::to_bf16(h.data(), x.data(), static_cast<int64_t>(x.size()));
-        std::vector<double> r(x.size());
-        for (size_t i = 0; i < x.size(); i++) r[i] = from_bf16(h[i]);
-        return std::pair{h, r};
-    };
     for (const Shape s : {Shape{1, 1, 1}, Shape{7, 37, 53}, Shape{64, 48, 144}, Shape{13, 96, 17}}) {
         const int64_t N = s.N, C = s.C, OC = s.OC;
         const auto inp = random_vector(N * C, 5), w = random_vector(C * OC, 6),
                    b = random_vector(OC, 7), dout = random_vector(N * OC, 8);
-        const auto [inp_h, inp_r] = round(inp);
-        const auto [w_h, w_r] = round(w);
-        const auto [dout_h, dout_r] = round(dout);
+        const auto [inp_h, inp_r] = round_to_bf16(inp);
+        const auto [w_h, w_r] = round_to_bf16(w);
+        const auto [dout_h, dout_r] = round_to_bf16(dout);
         std::vector<float> out(N * OC);
         std::vector<double> out_r(N * OC);
         kernels::matmul_forward_bf16(*gemm, out.data(), inp_h.data(), w_h.data(), b.data(), N, C, OC);

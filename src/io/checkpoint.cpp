@@ -23,24 +23,27 @@ json config_json(const Gpt2Config& c) {
             {"vocab_size", c.vocab_size}, {"block_size", c.block_size}, {"num_labels", c.num_labels}};
 }
 
-// Reads every tensor of the layout from `file` under prefix + name into `dst`, checking
-// names and shapes first.
-void read_tensors(const SafetensorsReader& file, const ParamLayout& layout, const std::string& prefix, float* dst) {
-    for (const ParamSpec& s : layout.specs()) {
-        const std::string name = prefix + s.name;
-        if (!file.contains(name)) {
-            throw InputError(fmt::format("{}: no tensor '{}'", file.path(), name),
-                             "the checkpoint is of another model, or damaged");
-        }
-        const TensorInfo& t = file.info(name);
-        if (t.shape != s.shape) {
-            throw InputError(fmt::format("{}: tensor '{}' has shape [{}], this model needs [{}]", file.path(), name,
-                                         fmt::join(t.shape, ", "), fmt::join(s.shape, ", ")),
-                             "the checkpoint is of another model shape; check model.* in the config");
-        }
-        file.read(name, std::span<float>(dst + s.offset, static_cast<size_t>(s.numel)));
-        std::fill(dst + s.offset + s.numel, dst + s.offset + s.reserved, 0.0f);  // padding rows
+// Reads the tensor `s` from `file` under prefix + name into `dst` at its offset, checking its
+// name and shape first.
+void read_tensor(const SafetensorsReader& file, const ParamSpec& s, const std::string& prefix, float* dst) {
+    const std::string name = prefix + s.name;
+    if (!file.contains(name)) {
+        throw InputError(fmt::format("{}: no tensor '{}'", file.path(), name),
+                         "the checkpoint is of another model, or damaged");
     }
+    const TensorInfo& t = file.info(name);
+    if (t.shape != s.shape) {
+        throw InputError(fmt::format("{}: tensor '{}' has shape [{}], this model needs [{}]", file.path(), name,
+                                     fmt::join(t.shape, ", "), fmt::join(s.shape, ", ")),
+                         "the checkpoint is of another model shape; check model.* in the config");
+    }
+    file.read(name, std::span<float>(dst + s.offset, static_cast<size_t>(s.numel)));
+    std::fill(dst + s.offset + s.numel, dst + s.offset + s.reserved, 0.0f);  // padding rows
+}
+
+// Every tensor of the layout.
+void read_tensors(const SafetensorsReader& file, const ParamLayout& layout, const std::string& prefix, float* dst) {
+    for (const ParamSpec& s : layout.specs()) read_tensor(file, s, prefix, dst);
 }
 
 }  // namespace
@@ -75,15 +78,11 @@ std::vector<std::string> load_matching_weights(Gpt2& model, const std::string& p
     const SafetensorsReader file(path);
     std::vector<std::string> missing;
     for (const ParamSpec& s : model.layout().specs()) {
-        if (!file.contains(s.name)) missing.push_back(s.name);
-    }
-    for (const ParamSpec& s : model.layout().specs()) {
-        if (!file.contains(s.name)) continue;
-        ParamLayout one;
-        one.add(s.name, s.shape, s.reserved);
-        std::vector<float> buffer(static_cast<size_t>(one.total()));
-        read_tensors(file, one, "", buffer.data());
-        std::copy_n(buffer.data(), s.reserved, model.params().data() + s.offset);
+        if (file.contains(s.name)) {
+            read_tensor(file, s, "", model.params().data());
+        } else {
+            missing.push_back(s.name);
+        }
     }
     model.weights_changed();
     return missing;

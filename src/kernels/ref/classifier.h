@@ -1,5 +1,5 @@
 // Scalar twin of kernels/classifier.h: the logits by definition, the loss through the
-// cross-entropy twin, the gradients written out.
+// cross-entropy twin, the gradients by head_backward (shared with the LM head's twin).
 #pragma once
 
 #include <cstdint>
@@ -22,18 +22,7 @@ void classifier(T_* logits, T_* losses, T_* dh, T_* dscore, const T_* h, const T
     std::vector<T_> lse(B), dlogits(B * L);
     crossentropy_forward(losses, lse.data(), logits, labels, B, L, L);
     crossentropy_backward(dlogits.data(), logits, lse.data(), labels, dloss, B, L, L);
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t c = 0; c < C; c++) {
-            T_ acc = 0;
-            for (int64_t j = 0; j < L; j++) acc += dlogits[b * L + j] * score[j * C + c];
-            dh[b * C + c] = acc;
-        }
-    for (int64_t j = 0; j < L; j++)
-        for (int64_t c = 0; c < C; c++) {
-            T_ acc = 0;
-            for (int64_t b = 0; b < B; b++) acc += dlogits[b * L + j] * h[b * C + c];
-            dscore[j * C + c] = acc;
-        }
+    head_backward(dh, dscore, dlogits.data(), h, score, B, C, L);
 }
 
 }  // namespace lmforge::kernels::ref

@@ -34,4 +34,22 @@ void crossentropy_backward(T_* dlogits, const T_* logits, const T_* lse,
         }
 }
 
+// The gradients of logits (N, V) = x (N, C) · wᵀ, w (V, C), the shape of every head that
+// feeds a cross-entropy: dx = dlogits · w and dw = dlogitsᵀ · x, written (=).
+template <class T_>
+void head_backward(T_* dx, T_* dw, const T_* dlogits, const T_* x, const T_* w, int64_t N, int64_t C, int64_t V) {
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++) {
+            T_ acc = 0;
+            for (int64_t v = 0; v < V; v++) acc += dlogits[n * V + v] * w[v * C + c];
+            dx[n * C + c] = acc;
+        }
+    for (int64_t v = 0; v < V; v++)
+        for (int64_t c = 0; c < C; c++) {
+            T_ acc = 0;
+            for (int64_t n = 0; n < N; n++) acc += dlogits[n * V + v] * x[n * C + c];
+            dw[v * C + c] = acc;
+        }
+}
+
 }  // namespace lmforge::kernels::ref

@@ -23,18 +23,7 @@ void lm_head_loss(T_* losses, T_* lse, T_* dx, T_* dwte, const T_* x, const T_* 
         }
     crossentropy_forward(losses, lse, logits.data(), targets, N, V, Vp);
     crossentropy_backward(dlogits.data(), logits.data(), lse, targets, dloss, N, V, Vp);
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t c = 0; c < C; c++) {
-            T_ acc = 0;
-            for (int64_t v = 0; v < Vp; v++) acc += dlogits[n * Vp + v] * wte[v * C + c];
-            dx[n * C + c] = acc;
-        }
-    for (int64_t v = 0; v < Vp; v++)
-        for (int64_t c = 0; c < C; c++) {
-            T_ acc = 0;
-            for (int64_t n = 0; n < N; n++) acc += dlogits[n * Vp + v] * x[n * C + c];
-            dwte[v * C + c] = acc;
-        }
+    head_backward(dx, dwte, dlogits.data(), x, wte, N, C, Vp);
 }
 
 }  // namespace lmforge::kernels::ref

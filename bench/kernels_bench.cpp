@@ -136,16 +136,17 @@ void lm_head_case(benchmark::State& state, bool backward) {
     const kernels::LmHeadLossShape s{.N = N, .C = C, .V = V, .Vp = Vp, .chunk = kernels::lm_head_chunk(N, V)};
     AlignedBuffer<float> losses(N), lse(N), logits(N * s.chunk), dx(N * C), dwte(Vp * C), scratch(N);
     AlignedBuffer<bf16> dlogits(N * s.chunk);
-    kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x.data(), wte.data(), targets.data(),
-                                  logits.data(), scratch.data());
+    kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x.data(), wte.data(), nullptr,
+                                  targets.data(), logits.data(), scratch.data());
     double seconds = 0;
     for (auto _ : state) {
         timed(state, seconds, [&] {
             if (backward) {
-                kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte.data(), false, x.data(), wte.data(), lse.data(),
-                                               targets.data(), 1.0f / N, logits.data(), dlogits.data());
+                kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte.data(), nullptr, false, x.data(), wte.data(),
+                                               nullptr, lse.data(), targets.data(), 1.0f / N, logits.data(),
+                                               dlogits.data());
             } else {
-                kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x.data(), wte.data(),
+                kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x.data(), wte.data(), nullptr,
                                               targets.data(), logits.data(), scratch.data());
             }
         });

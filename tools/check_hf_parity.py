@@ -2,8 +2,8 @@
 """Live check of Hugging Face interop with transformers itself (the committed fixtures and
 tests/e2e/hf_interop_test.cpp check the same without Python):
 
-  1. a randomly initialised GPT2LMHeadModel or GPT2ForSequenceClassification, saved with
-     save_pretrained (fp32, then bf16);
+  1. a randomly initialised GPT2LMHeadModel, GPT2ForSequenceClassification, BertForMaskedLM or
+     BertForSequenceClassification, saved with save_pretrained (fp32, then bf16);
   2. `lmforge import` -> `lmforge logits` gives transformers' logits within 1e-4;
   3. `lmforge export` of that checkpoint -> from_pretrained gives the same logits within 1e-4.
 
@@ -18,7 +18,8 @@ import tempfile
 
 import torch
 from safetensors.torch import load_file
-from transformers import GPT2Config, GPT2ForSequenceClassification, GPT2LMHeadModel
+from transformers import (BertConfig, BertForMaskedLM, BertForSequenceClassification, GPT2Config,
+                          GPT2ForSequenceClassification, GPT2LMHeadModel)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOL = 1e-4
@@ -34,14 +35,29 @@ def main():
     args = ap.parse_args()
     torch.manual_seed(0)
     failed = False
-    shapes = [dict(n_layer=2, n_head=2, n_embd=32, vocab_size=101, n_positions=24),
-              dict(n_layer=3, n_head=4, n_embd=64, vocab_size=50257, n_positions=64),
-              dict(n_layer=2, n_head=2, n_embd=32, vocab_size=101, n_positions=24, num_labels=3, pad_token_id=0)]
+    gpt2 = [dict(n_layer=2, n_head=2, n_embd=32, vocab_size=101, n_positions=24),
+            dict(n_layer=3, n_head=4, n_embd=64, vocab_size=50257, n_positions=64),
+            dict(n_layer=2, n_head=2, n_embd=32, vocab_size=101, n_positions=24, num_labels=3, pad_token_id=0)]
+    bert = [dict(num_hidden_layers=2, num_attention_heads=2, hidden_size=32, intermediate_size=64, vocab_size=101,
+                 max_position_embeddings=24),
+            dict(num_hidden_layers=3, num_attention_heads=4, hidden_size=64, intermediate_size=256, vocab_size=50261,
+                 max_position_embeddings=64),
+            dict(num_hidden_layers=2, num_attention_heads=2, hidden_size=32, intermediate_size=64, vocab_size=101,
+                 max_position_embeddings=24, num_labels=3)]
+    cases = [(GPT2Config, s) for s in gpt2] + [(BertConfig, s) for s in bert]
     with tempfile.TemporaryDirectory() as tmp:
-        for i, shape in enumerate(shapes):
-            for dtype in (torch.float32, torch.bfloat16):
+        for i, (config, shape) in enumerate(cases):
+            shape = dict(shape)
+            if config is BertConfig:  # what lmforge trains with: no dropout; one eager code path
+                shape.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+                kind = BertForSequenceClassification if "num_labels" in shape else BertForMaskedLM
+                shape["n_layer"], shape["n_embd"], shape["n_positions"] = (
+                    shape["num_hidden_layers"], shape["hidden_size"], shape["max_position_embeddings"])
+            else:
                 kind = GPT2ForSequenceClassification if "num_labels" in shape else GPT2LMHeadModel
-                model = kind(GPT2Config(**shape)).eval()
+            hf_shape = {k: v for k, v in shape.items() if config is GPT2Config or k not in ("n_layer", "n_embd", "n_positions")}
+            for dtype in (torch.float32, torch.bfloat16):
+                model = kind(config(**hf_shape)).eval()
                 hf_dir, ckpt, back = (os.path.join(tmp, f"{k}{i}{dtype}") for k in ("hf", "ckpt", "back"))
                 model.to(dtype).save_pretrained(hf_dir)
                 model = model.to(torch.float32)  # what lmforge computes: the stored weights, widened

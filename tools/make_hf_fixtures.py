@@ -11,6 +11,16 @@ fixed batch, so the C++ tests check import and export without Python.
                gpt2-bf16's weights widened to float32 (what lmforge computes after import);
                cls_ids (3, 13) with padding (id 0) at the ends, cls_labels (3), cls_logits
                (3, 3), cls_loss, and the gradients grad/<name> of the mean loss
+  bert-mlm/    BertForMaskedLM (2 layers, 2 heads, width 32, FFN 64, vocabulary 101, 24 positions,
+               2 token types, pad_token_id 0); the decoder is tied to the word embeddings and
+               to cls.predictions.bias
+  bert-cls/    BertForSequenceClassification (3 labels), same shape, its own weights
+  bert-expected.safetensors
+               mlm_ids (2, 13) int32 with padding (id 0) at the end of sequence 0, mlm_mask
+               (1 real, 0 pad), mlm_logits (2, 13, 101) at every position (token types all 0),
+               mlm_labels (-100 except 4 real positions a sequence), mlm_loss and its gradients
+               mlm_grad/<name>; cls_ids (3, 13), cls_mask, cls_labels (3), cls_logits (3, 3),
+               cls_loss and its gradients cls_grad/<name>
 
     pip install torch==2.13.0 transformers safetensors && python3 tools/make_hf_fixtures.py
 Deterministic (fixed seeds, one thread). tools/check_hf_parity.py is the live check.
@@ -19,7 +29,8 @@ import os
 
 import torch
 from safetensors.torch import save_file
-from transformers import GPT2Config, GPT2ForSequenceClassification, GPT2LMHeadModel
+from transformers import (BertConfig, BertForMaskedLM, BertForSequenceClassification, GPT2Config,
+                          GPT2ForSequenceClassification, GPT2LMHeadModel)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests", "fixtures", "hf")
@@ -49,6 +60,84 @@ def classification_case():
             "cls_logits": out.logits.detach().contiguous(), "cls_loss": out.loss.detach().reshape(1), **grads}
 
 
+def bert_config(**kw):
+    return BertConfig(vocab_size=101, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                      intermediate_size=64, max_position_embeddings=24, type_vocab_size=2, hidden_act="gelu",
+                      layer_norm_eps=1e-12, pad_token_id=0, hidden_dropout_prob=0.0,
+                      attention_probs_dropout_prob=0.0, attn_implementation="eager", **kw)
+
+
+def perturbed_bert(cls, cfg):
+    """Non-trivial layernorm and bias values (cls.predictions.bias included), so a swapped tensor shows."""
+    model = cls(cfg)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "LayerNorm" in name or name.endswith("bias"):
+                p.add_(0.1 * torch.randn_like(p))
+    return model
+
+
+def padded_batch(rows, real, generator):
+    """Ids in 1..100, padded with id 0 after real[i] tokens; the attention mask marks the real ones."""
+    ids = torch.randint(1, 101, (rows, 13), generator=generator)
+    mask = torch.ones_like(ids)
+    for i, n in enumerate(real):
+        ids[i, n:] = 0
+        mask[i, n:] = 0
+    return ids, mask
+
+
+def bert_grads(model, prefix, names):
+    return {f"{prefix}/{name}": p.grad.detach().clone().contiguous()
+            for name, p in model.named_parameters() if name in names}
+
+
+def bert_mlm_case():
+    """Logits at every position, padded ones included; the loss over 4 labelled real positions a sequence."""
+    torch.manual_seed(4)
+    model = perturbed_bert(BertForMaskedLM, bert_config()).eval()
+    model.save_pretrained(os.path.join(OUT, "bert-mlm"))
+    g = torch.Generator().manual_seed(5)
+    ids, mask = padded_batch(2, (9, 13), g)  # sequence 0 has 9 real tokens
+    types = torch.zeros_like(ids)
+    labels = torch.full_like(ids, -100)
+    for i, n in enumerate((9, 13)):
+        positions = torch.randperm(n, generator=g)[:4]
+        labels[i, positions] = torch.randint(1, 101, (4,), generator=g)
+    with torch.no_grad():
+        logits = model(ids, attention_mask=mask, token_type_ids=types).logits
+    model.train()  # dropout is 0: train mode only so that gradients flow as in training
+    out = model(ids, attention_mask=mask, token_type_ids=types, labels=labels)
+    out.loss.backward()
+    grads = bert_grads(model, "mlm_grad", (
+        "bert.embeddings.word_embeddings.weight", "bert.embeddings.position_embeddings.weight",
+        "bert.embeddings.token_type_embeddings.weight", "bert.embeddings.LayerNorm.weight",
+        "bert.encoder.layer.0.attention.self.query.weight", "bert.encoder.layer.1.output.LayerNorm.bias",
+        "cls.predictions.bias", "cls.predictions.transform.dense.weight"))
+    return {"mlm_ids": ids.to(torch.int32).contiguous(), "mlm_mask": mask.to(torch.int32).contiguous(),
+            "mlm_logits": logits.float().contiguous(), "mlm_labels": labels.to(torch.int32).contiguous(),
+            "mlm_loss": out.loss.detach().reshape(1), **grads}
+
+
+def bert_cls_case():
+    """The head reads the pooled first token; padding (id 0) at the ends of sequences 0 and 2."""
+    torch.manual_seed(6)
+    model = perturbed_bert(BertForSequenceClassification, bert_config(num_labels=3))
+    model.save_pretrained(os.path.join(OUT, "bert-cls"))
+    model.train()  # dropout is 0: train mode only so that gradients flow as in training
+    ids, mask = padded_batch(3, (9, 13, 4), torch.Generator().manual_seed(7))
+    labels = torch.tensor([2, 0, 1])
+    out = model(ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids), labels=labels)
+    out.loss.backward()
+    grads = bert_grads(model, "cls_grad", (
+        "classifier.weight", "classifier.bias", "bert.pooler.dense.weight",
+        "bert.encoder.layer.0.attention.self.key.weight", "bert.embeddings.word_embeddings.weight",
+        "bert.embeddings.token_type_embeddings.weight"))
+    return {"cls_ids": ids.to(torch.int32).contiguous(), "cls_mask": mask.to(torch.int32).contiguous(),
+            "cls_labels": labels.to(torch.int32), "cls_logits": out.logits.detach().contiguous(),
+            "cls_loss": out.loss.detach().reshape(1), **grads}
+
+
 def main():
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -73,6 +162,7 @@ def main():
                "logits_bf16": logits_bf16.contiguous()}
     tensors.update(classification_case())
     save_file(tensors, os.path.join(OUT, "gpt2-expected.safetensors"))
+    save_file({**bert_mlm_case(), **bert_cls_case()}, os.path.join(OUT, "bert-expected.safetensors"))
     print(f"wrote {OUT}")
 
 

@@ -1,6 +1,6 @@
-// lmforge export --checkpoint CKPT --hf DIR: an lmforge checkpoint as a Hugging Face GPT-2
-// directory that transformers' GPT2LMHeadModel.from_pretrained loads, with the run's GPT-2
-// tokenizer as vocab.json + merges.txt when it has one.
+// lmforge export --checkpoint CKPT --hf DIR: an lmforge checkpoint as a Hugging Face directory
+// that transformers' from_pretrained loads: GPT-2 (with the run's GPT-2 tokenizer as vocab.json
+// + merges.txt when it has one) or BERT.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -10,6 +10,7 @@
 #include "cli/run_tokenizer.h"
 #include "data/data_home.h"
 #include "io/checkpoint.h"
+#include "io/hf_bert.h"
 #include "io/hf_gpt2.h"
 #include "tokenizer/tokenizer_io.h"
 
@@ -20,11 +21,20 @@ void add_export_command(CLI::App& app) {
         std::string checkpoint, hf;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("export", "Export a checkpoint as a Hugging Face GPT-2 directory");
+    CLI::App* cmd = app.add_subcommand("export", "Export a checkpoint as a Hugging Face GPT-2 or BERT directory");
     cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint directory (model.safetensors)")->required();
     cmd->add_option("--hf", f->hf, "Directory to write (config.json, model.safetensors)")->required();
     cmd->callback([f] {
         const std::string weights = f->checkpoint + "/model.safetensors";
+        if (read_model_arch(weights) == "bert") {
+            auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
+            Bert model(read_bert_config(weights), *gemm);
+            load_model_weights(model, weights);
+            save_hf_bert(model, f->hf);
+            fmt::print("exported {} to {} ({})\n", f->checkpoint, f->hf,
+                       model.num_labels() > 0 ? "BertForSequenceClassification" : "BertForMaskedLM");
+            return;
+        }
         const Gpt2Config cfg = read_model_config(weights);
         auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
         Gpt2 model(cfg, *gemm);

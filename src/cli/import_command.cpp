@@ -1,6 +1,6 @@
-// lmforge import --hf DIR --output CKPT: a Hugging Face GPT-2 directory (config.json +
-// model.safetensors, and its tokenizer if it has one) as an lmforge checkpoint, which sample,
-// eval, export and model.init_from read.
+// lmforge import --hf DIR --output CKPT: a Hugging Face GPT-2 or BERT directory (config.json +
+// model.safetensors, and a GPT-2 tokenizer if it has one) as an lmforge checkpoint, which
+// sample, eval, logits, export and model.init_from read.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "core/file_io.h"
 #include "io/checkpoint.h"
+#include "io/hf_bert.h"
 #include "io/hf_gpt2.h"
 #include "tokenizer/tokenizer_io.h"
 
@@ -34,11 +35,23 @@ void add_import_command(CLI::App& app) {
         std::string hf, output;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("import", "Import Hugging Face GPT-2 weights as an lmforge checkpoint");
+    CLI::App* cmd = app.add_subcommand("import", "Import Hugging Face GPT-2 or BERT weights as an lmforge checkpoint");
     cmd->add_option("--hf", f->hf, "Hugging Face model directory (save_pretrained: config.json, model.safetensors)")
         ->required();
     cmd->add_option("--output", f->output, "Checkpoint directory to write")->required();
     cmd->callback([f] {
+        if (is_hf_bert_dir(f->hf)) {
+            const BertConfig cfg = read_hf_bert_config(f->hf);
+            auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
+            Bert model(cfg, *gemm);
+            load_hf_bert_weights(model, f->hf);
+            publish_directory(f->output, [&](const std::string& tmp) { save_model_weights(model, tmp + "/model.safetensors"); });
+            fmt::print("imported {} (BERT, {} layers, {} heads, width {}, vocabulary {}, {} positions: {} parameters) into "
+                       "{}\n",
+                       f->hf, cfg.n_layer, cfg.n_head, cfg.hidden, cfg.vocab_size, cfg.max_position,
+                       model.layout().count(), f->output);
+            return;
+        }
         const Gpt2Config cfg = read_hf_gpt2_config(f->hf);
         auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
         Gpt2 model(cfg, *gemm);

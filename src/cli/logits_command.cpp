@@ -1,7 +1,8 @@
 // lmforge logits --checkpoint CKPT --ids "464 3290 318" --output FILE: the model's logits for
-// one sequence of token ids, (T, V) float32 in a safetensors file ("logits"), and the most
-// likely next tokens on standard output; for a classifier (num_labels > 0), the head's (1, L)
-// logits on the last token. For checking a model against another implementation.
+// one sequence of token ids, (T, V) float32 in a safetensors file ("logits") — GPT-2's next-token
+// logits, BERT's masked-LM logits at every position — and the most likely tokens at the last
+// position on standard output; for a classifier (num_labels > 0), the head's (1, L) logits.
+// For checking a model against another implementation.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -13,6 +14,8 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "io/checkpoint.h"
+#include "model/bert.h"
+#include "model/gpt2.h"
 #include "io/safetensors.h"
 
 namespace lmforge::cli {
@@ -40,6 +43,53 @@ std::vector<int32_t> parse_ids(const std::string& text, int64_t vocab_size) {
     return ids;
 }
 
+// The logits of one sequence: (T, V) per position, or (1, L) of a classifier's head.
+struct Logits {
+    std::vector<float> values;
+    int64_t rows = 0, cols = 0;
+    bool classes = false;
+};
+
+Logits run_model(const std::string& weights, const std::string& ids_text) {
+    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    const bool bert = read_model_arch(weights) == "bert";
+    std::unique_ptr<Model> model;
+    int64_t context = 0;
+    if (bert) {
+        const BertConfig cfg = read_bert_config(weights);
+        context = cfg.max_position;
+        model = std::make_unique<Bert>(cfg, *gemm);
+    } else {
+        const Gpt2Config cfg = read_model_config(weights);
+        context = cfg.block_size;
+        model = std::make_unique<Gpt2>(cfg, *gemm);
+    }
+    const std::vector<int32_t> ids = parse_ids(ids_text, model->vocab_size());
+    const auto T = static_cast<int64_t>(ids.size());
+    if (T > context) throw InputError(fmt::format("--ids: {} tokens exceed the model's context of {}", T, context));
+    load_model_weights(*model, weights);
+    model->plan(1, T);
+    const int64_t V = model->vocab_size(), L = model->num_labels();
+    if (L > 0) {
+        const auto length = static_cast<int32_t>(T);
+        model->forward_classify(ids.data(), &length, nullptr);
+        return {{model->class_logits(), model->class_logits() + L}, 1, L, true};
+    }
+    Logits out{std::vector<float>(T * V), T, V, false};
+    if (bert) {
+        auto& m = static_cast<Bert&>(*model);
+        const auto length = static_cast<int32_t>(T);
+        m.forward_mlm(ids.data(), &length, nullptr);
+        std::copy_n(m.logits(), T * V, out.values.begin());
+    } else {
+        auto& m = static_cast<Gpt2&>(*model);
+        m.forward(ids.data(), nullptr);
+        const int64_t Vp = m.config().padded_vocab();
+        for (int64_t t = 0; t < T; t++) std::copy_n(m.logits() + t * Vp, V, out.values.begin() + t * V);
+    }
+    return out;
+}
+
 }  // namespace
 
 void add_logits_command(CLI::App& app) {
@@ -52,44 +102,22 @@ void add_logits_command(CLI::App& app) {
     cmd->add_option("--ids", f->ids, "Token ids, space-separated")->required();
     cmd->add_option("--output", f->output, "Write the (T, V) logits here (safetensors, tensor \"logits\")");
     cmd->callback([f] {
-        const std::string weights = f->checkpoint + "/model.safetensors";
-        const Gpt2Config cfg = read_model_config(weights);
-        const std::vector<int32_t> ids = parse_ids(f->ids, cfg.vocab_size);
-        const auto T = static_cast<int64_t>(ids.size());
-        if (T > cfg.block_size) {
-            throw InputError(fmt::format("--ids: {} tokens exceed the model's context of {}", T, cfg.block_size));
-        }
-        auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
-        Gpt2 model(cfg, *gemm);
-        load_model_weights(model, weights);
-        model.plan(1, T);
-        if (cfg.num_labels > 0) {
-            const int32_t last = static_cast<int32_t>(T - 1);
-            model.forward_classify(ids.data(), &last, nullptr);
-            const float* logits = model.class_logits();
-            if (!f->output.empty()) {
-                SafetensorsWriter w;
-                w.add("logits", Dtype::F32, {1, cfg.num_labels}, logits);
-                w.write(f->output);
-            }
-            fmt::print("class logits: {:.4f}\n", fmt::join(logits, logits + cfg.num_labels, " "));
-            return;
-        }
-        model.forward(ids.data(), nullptr);
-        const int64_t V = cfg.vocab_size, Vp = cfg.padded_vocab();
-        std::vector<float> logits(T * V);
-        for (int64_t t = 0; t < T; t++) std::copy_n(model.logits() + t * Vp, V, logits.begin() + t * V);
+        const Logits l = run_model(f->checkpoint + "/model.safetensors", f->ids);
         if (!f->output.empty()) {
             SafetensorsWriter w;
-            w.add("logits", Dtype::F32, {T, V}, logits.data());
+            w.add("logits", Dtype::F32, {l.rows, l.cols}, l.values.data());
             w.write(f->output);
         }
-        const float* last = logits.data() + (T - 1) * V;
-        std::vector<int32_t> order(V);
+        if (l.classes) {
+            fmt::print("class logits: {:.4f}\n", fmt::join(l.values, " "));
+            return;
+        }
+        const float* last = l.values.data() + (l.rows - 1) * l.cols;
+        std::vector<int32_t> order(l.cols);
         std::iota(order.begin(), order.end(), 0);
-        const int64_t k = std::min<int64_t>(5, V);
+        const int64_t k = std::min<int64_t>(5, l.cols);
         std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) { return last[a] > last[b]; });
-        fmt::print("next token, most likely first:");
+        fmt::print("last position, most likely first:");
         for (int64_t i = 0; i < k; i++) fmt::print(" {} ({:.4f})", order[i], last[order[i]]);
         fmt::print("\n");
     });

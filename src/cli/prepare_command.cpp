@@ -32,7 +32,10 @@ void add_prepare_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--label-field", f->opts.label_field,
                     "Labelled examples for classification: the label's field or CSV column");
-    cmd->add_option("--max-len", f->opts.max_len, "Labelled: tokens per example (cut or padded)")
+    cmd->add_flag("--instructions", f->opts.instructions,
+                  "Instruction examples for generative fine-tuning: JSONL of instruction/input/output (Alpaca) or "
+                  "prompt/response");
+    cmd->add_option("--max-len", f->opts.max_len, "Labelled, instructions: tokens per example (cut or padded)")
         ->check(integer_at_least(1))->capture_default_str();
     cmd->add_option("--test-fraction", f->opts.test_fraction, "Labelled: share of examples for testing")
         ->capture_default_str();
@@ -44,6 +47,13 @@ void add_prepare_command(CLI::App& app) {
         backend::set_threads(f->threads.value_or(backend::hardware_threads()));
         f->opts.data_home = data_home(f->dir);
         const PrepareReport r = prepare(f->opts);
+        if (f->opts.instructions) {
+            fmt::print("prepared {}: {} instruction examples ({})\n", f->opts.output, r.documents, r.format);
+            fmt::print("  tokenizer {} ({} tokens); at most {} tokens per example, {} responses cut to fit; {:.2f} s\n",
+                       r.tokenizer_kind, r.vocab_size, f->opts.max_len, r.truncated, r.seconds);
+            fmt::print("  train {}, val {}, test {}\n", r.train_documents, r.val_documents, r.test_documents);
+            return;
+        }
         if (!f->opts.label_field.empty()) {
             fmt::print("prepared {}: {} labelled examples, classes {}\n", f->opts.output, r.documents,
                        fmt::join(r.labels, ", "));

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "train/classify_trainer.h"
+#include "train/mlm_trainer.h"
 #include "train/trainer.h"
 
 namespace lmforge::cli {
@@ -28,6 +29,15 @@ void add_train_command(CLI::App& app) {
             fmt::print("{}trained {} for {} epochs ({} steps) in {:.1f} min; best epoch {} (val {} {:.4f}); report: {}\n",
                        s.report_text, s.run_dir, s.epochs, s.steps, s.seconds / 60, s.best_epoch, s.metric,
                        s.best_value, s.report_path);
+            return;
+        }
+        if (opts.config.train.task == "mlm") {
+            const MlmSummary s = train_mlm(opts);
+            if (s.rank != 0) return;
+            fmt::print("trained {} for {} steps in {:.1f} min: train mlm loss {:.4f} (masked acc {:.4f}), val mlm loss "
+                       "{:.4f} (masked acc {:.4f}); best val loss {:.4f} in {}/best\n",
+                       s.run_dir, s.steps, s.seconds / 60, s.train_loss, s.train_accuracy, s.val_loss, s.val_accuracy,
+                       s.best_val_loss, s.run_dir);
             return;
         }
         const TrainSummary s = train(opts);

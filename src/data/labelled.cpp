@@ -15,6 +15,7 @@
 #include "core/rng.h"
 #include "data/csv.h"
 #include "data/jsonl.h"
+#include "data/splits.h"
 #include "io/safetensors.h"
 #include "tokenizer/batch_encode.h"
 
@@ -95,11 +96,8 @@ LabelledSplit read_split(const std::string& path) {
 
 LabelledData load_labelled(const LabelledOptions& o, const Tokenizer& tokenizer) {
     if (o.max_len <= 0) throw InputError(fmt::format("--max-len {} must be positive", o.max_len));
-    if (!(o.val_fraction >= 0 && o.test_fraction >= 0 && o.val_fraction + o.test_fraction < 1)) {
-        throw InputError(fmt::format("validation {} and test {} fractions must be >= 0 and sum below 1",
-                                     o.val_fraction, o.test_fraction));
-    }
     const std::vector<Example> examples = read_examples(o);
+    const std::vector<SplitAssignment> splits = assign_splits(examples.size(), o.val_fraction, o.test_fraction, o.seed);
     LabelledData d;
     d.pad_id = tokenizer.eot_id().value_or(0);
     std::map<std::string, int32_t> label_index;
@@ -112,18 +110,9 @@ LabelledData load_labelled(const LabelledOptions& o, const Tokenizer& tokenizer)
     for (const Example& e : examples) texts.emplace_back(e.text);
     const std::vector<std::vector<TokenId>> ids = encode_batch(tokenizer, texts);
 
-    // A seeded permutation; test takes the first share, validation the next, train the rest.
-    const size_t n = examples.size();
-    std::vector<size_t> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    Rng rng(o.seed);
-    for (size_t i = n; i > 1; i--) std::swap(order[i - 1], order[rng.below(i)]);
-    const auto n_test = static_cast<size_t>(std::llround(o.test_fraction * static_cast<double>(n)));
-    const auto n_val = static_cast<size_t>(std::llround(o.val_fraction * static_cast<double>(n)));
     for (LabelledSplit* s : {&d.train, &d.val, &d.test}) s->max_len = o.max_len;
-    for (size_t k = 0; k < n; k++) {
-        const size_t i = order[k];
-        LabelledSplit& s = k < n_test ? d.test : k < n_test + n_val ? d.val : d.train;
+    for (const auto [i, split] : splits) {
+        LabelledSplit& s = split == Split::Test ? d.test : split == Split::Val ? d.val : d.train;
         if (ids[i].empty()) {
             throw InputError(fmt::format("{}:{}: empty text", o.path, examples[i].line), "remove the example");
         }

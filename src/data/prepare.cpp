@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
@@ -15,6 +17,7 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "data/documents.h"
+#include "data/instructions.h"
 #include "data/labelled.h"
 #include "data/shard.h"
 #include "tokenizer/batch_encode.h"
@@ -68,13 +71,17 @@ std::unique_ptr<Tokenizer> make_tokenizer(const PrepareOptions& opts, const std:
     return tokenizer;
 }
 
-PrepareReport prepare_labelled(const PrepareOptions& opts) {
+// Labelled examples (classification) or instruction examples (generative fine-tuning): one
+// file, split into train/validation/test.
+PrepareReport prepare_examples(const PrepareOptions& opts) {
+    const char* what = opts.instructions ? "instruction data" : "labelled data";
     if (opts.inputs.size() != 1) {
-        throw InputError(fmt::format("labelled data comes from one .jsonl or .csv file, not {}", opts.inputs.size()));
+        throw InputError(fmt::format("{} comes from one {} file, not {}", what,
+                                     opts.instructions ? ".jsonl" : ".jsonl or .csv", opts.inputs.size()));
     }
     Timer total;
     PrepareReport r;
-    // The char tokenizer's alphabet comes from the texts, read once more by load_labelled.
+    // The char tokenizer's alphabet comes from the texts, read once more by the loader.
     std::unique_ptr<Tokenizer> tokenizer;
     if (opts.tokenizer == "char") {
         const MappedFile file(opts.inputs[0]);
@@ -82,31 +89,51 @@ PrepareReport prepare_labelled(const PrepareOptions& opts) {
     } else {
         tokenizer = make_tokenizer(opts, {});
     }
-    const LabelledOptions lo{opts.inputs[0], opts.jsonl_field, opts.label_field, opts.max_len,
-                             opts.val_fraction, opts.test_fraction, opts.seed};
     Timer encode;
-    const LabelledData data = load_labelled(lo, *tokenizer);
+    std::function<void(const std::string&)> save;
+    const auto count = [&](int64_t train, int64_t val, int64_t test, int64_t truncated) {
+        r.train_documents = static_cast<size_t>(train);
+        r.val_documents = static_cast<size_t>(val);
+        r.test_documents = static_cast<size_t>(test);
+        r.truncated = truncated;
+    };
+    if (opts.instructions) {
+        auto data = std::make_shared<InstructionData>(load_instructions(
+            {opts.inputs[0], opts.max_len, opts.val_fraction, opts.test_fraction, opts.seed}, *tokenizer));
+        count(data->train.size(), data->val.size(), data->test.size(), data->truncated);
+        r.format = data->format;
+        save = [data](const std::string& dir) { save_instructions(*data, dir); };
+    } else {
+        auto data = std::make_shared<LabelledData>(load_labelled({opts.inputs[0], opts.jsonl_field, opts.label_field,
+                                                                  opts.max_len, opts.val_fraction, opts.test_fraction,
+                                                                  opts.seed},
+                                                                 *tokenizer));
+        count(data->train.size(), data->val.size(), data->test.size(), data->truncated);
+        r.labels = data->label_names;
+        save = [data](const std::string& dir) { save_labelled(*data, dir); };
+    }
     r.encode_seconds = encode.seconds();
-    r.train_documents = static_cast<size_t>(data.train.size());
-    r.val_documents = static_cast<size_t>(data.val.size());
-    r.test_documents = static_cast<size_t>(data.test.size());
     r.documents = r.train_documents + r.val_documents + r.test_documents;
     r.files = 1;
     r.bytes = fs::file_size(opts.inputs[0]);
-    r.labels = data.label_names;
-    r.truncated = data.truncated;
     r.vocab_size = tokenizer->vocab_size();
     r.tokenizer_kind = tokenizer->kind();
     r.split = "examples";
     publish_directory(opts.output, [&](const std::string& tmp) {
-        save_labelled(data, tmp);
+        save(tmp);
         tokenizer->save(tmp);
-        write_record(tmp, {{"task", "classify"}, {"inputs", opts.inputs}, {"tokenizer", opts.tokenizer},
-                           {"tokenizer_kind", r.tokenizer_kind}, {"vocab_size", r.vocab_size},
-                           {"labels", r.labels}, {"max_len", opts.max_len}, {"seed", opts.seed},
-                           {"examples", {{"train", r.train_documents}, {"val", r.val_documents},
-                                         {"test", r.test_documents}}},
-                           {"truncated", r.truncated}});
+        nlohmann::json record = {{"task", opts.instructions ? "sft" : "classify"}, {"inputs", opts.inputs},
+                                 {"tokenizer", opts.tokenizer}, {"tokenizer_kind", r.tokenizer_kind},
+                                 {"vocab_size", r.vocab_size}, {"max_len", opts.max_len}, {"seed", opts.seed},
+                                 {"examples", {{"train", r.train_documents}, {"val", r.val_documents},
+                                               {"test", r.test_documents}}},
+                                 {"truncated", r.truncated}};
+        if (opts.instructions) {
+            record["format"] = r.format;
+        } else {
+            record["labels"] = r.labels;
+        }
+        write_record(tmp, record);
     });
     r.seconds = total.seconds();
     return r;
@@ -116,7 +143,10 @@ PrepareReport prepare_labelled(const PrepareOptions& opts) {
 
 PrepareReport prepare(const PrepareOptions& opts) {
     check_options(opts);
-    if (!opts.label_field.empty()) return prepare_labelled(opts);
+    if (!opts.label_field.empty() && opts.instructions) {
+        throw InputError("--label-field and --instructions prepare different data", "choose one");
+    }
+    if (!opts.label_field.empty() || opts.instructions) return prepare_examples(opts);
     Timer total;
     PrepareReport r;
     const DocumentSet set = read_documents(opts.inputs, opts.jsonl_field);

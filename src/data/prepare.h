@@ -2,8 +2,9 @@
 // threads, each prefixed by <|endoftext|>, split into train and validation by document, and
 // written as llm.c shards (train_000000.bin, ..., val_000000.bin) with the tokenizer's files
 // and a prepare.json record. With a label field, the input is labelled examples instead
-// (labelled.h), written as {train,val,test}.safetensors and labels.json. Either way the
-// output directory appears whole or not at all.
+// (labelled.h), written as {train,val,test}.safetensors and labels.json; with instructions,
+// instruction examples (instructions.h), as {train,val,test}.safetensors and
+// instructions.json. Either way the output directory appears whole or not at all.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,9 @@ struct PrepareOptions {
     std::string jsonl_field = "text";  // the text's field (JSONL) or column (CSV)
     // Labelled examples for classification: the label's field or column; empty for LM text.
     std::string label_field;
-    int64_t max_len = 256;       // labelled: tokens per example
+    // Instruction examples for generative fine-tuning (instructions.h) instead.
+    bool instructions = false;
+    int64_t max_len = 256;       // labelled, instructions: tokens per example
     double test_fraction = 0.1;  // labelled: share of examples for the test split
     uint64_t seed = 1337;  // which documents go to validation
     bool overwrite = false;
@@ -32,7 +35,8 @@ struct PrepareOptions {
 struct PrepareReport {
     size_t documents = 0, train_documents = 0, val_documents = 0, test_documents = 0, files = 0;
     std::vector<std::string> labels;  // labelled: the class names
-    int64_t truncated = 0;            // labelled: examples cut to max_len
+    int64_t truncated = 0;            // labelled, instructions: examples cut to max_len
+    std::string format;               // instructions: "alpaca" or "prompt_response"
     int64_t train_tokens = 0, val_tokens = 0;
     size_t bytes = 0;
     double seconds = 0, encode_seconds = 0;

@@ -10,7 +10,7 @@
 
 namespace lmforge {
 
-DataParallel::DataParallel(Communicator& comm, Gpt2& model, const AdamWConfig& cfg, const ParallelOptions& opts)
+DataParallel::DataParallel(Communicator& comm, Model& model, const AdamWConfig& cfg, const ParallelOptions& opts)
     : comm_(comm), model_(model), opts_(opts) {
     const int64_t total = static_cast<int64_t>(model.params().size());
     if (opts_.zero_stage == 1) {

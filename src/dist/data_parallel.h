@@ -15,7 +15,7 @@
 #include "dist/communicator.h"
 #include "dist/grad_sync.h"
 #include "io/checkpoint.h"
-#include "model/gpt2.h"
+#include "model/model.h"
 #include "optim/adamw.h"
 
 namespace lmforge {
@@ -28,7 +28,7 @@ struct ParallelOptions {
 
 class DataParallel {
 public:
-    DataParallel(Communicator& comm, Gpt2& model, const AdamWConfig& cfg, const ParallelOptions& opts);
+    DataParallel(Communicator& comm, Model& model, const AdamWConfig& cfg, const ParallelOptions& opts);
 
     // Before each micro-step's backward; the last micro-step of a step syncs the gradients.
     void before_backward(bool last_micro_step);
@@ -51,7 +51,7 @@ public:
 
 private:
     Communicator& comm_;
-    Gpt2& model_;
+    Model& model_;
     ParallelOptions opts_;
     std::vector<int64_t> shard_;  // ZeRO-1: elements each rank owns
     std::unique_ptr<AdamW> adam_;

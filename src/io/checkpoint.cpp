@@ -18,9 +18,17 @@ using json = nlohmann::json;
 
 namespace {
 
-json config_json(const Gpt2Config& c) {
-    return {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd},
-            {"vocab_size", c.vocab_size}, {"block_size", c.block_size}, {"num_labels", c.num_labels}};
+// The metadata entry lmforge_config of a model.safetensors, parsed.
+json model_metadata(const std::string& path) {
+    const SafetensorsReader file(path);
+    const auto it = file.metadata().find("lmforge_config");
+    if (it == file.metadata().end()) {
+        throw InputError(fmt::format("{}: no lmforge_config in the metadata", path),
+                         "it was not written by lmforge; import Hugging Face weights with lmforge import");
+    }
+    const json j = json::parse(it->second, nullptr, false);
+    if (!j.is_object()) throw InputError(fmt::format("{}: bad lmforge_config", path));
+    return j;
 }
 
 // Reads the tensor `s` from `file` under prefix + name into `dst` at its offset, checking its
@@ -48,33 +56,44 @@ void read_tensors(const SafetensorsReader& file, const ParamLayout& layout, cons
 
 }  // namespace
 
-void save_model_weights(const Gpt2& model, const std::string& path) {
+void save_model_weights(const Model& model, const std::string& path) {
     SafetensorsWriter w;
     for (const ParamSpec& s : model.layout().specs()) {
         w.add(s.name, Dtype::F32, s.shape, model.params().data() + s.offset);
     }
     w.add_metadata("format", "pt");
-    w.add_metadata("lmforge_config", config_json(model.config()).dump());
+    w.add_metadata("lmforge_config", model.config_json());
     w.write(path);
 }
 
+std::string read_model_arch(const std::string& path) { return model_metadata(path).value("arch", "gpt2"); }
+
 Gpt2Config read_model_config(const std::string& path) {
-    const SafetensorsReader file(path);
-    const auto it = file.metadata().find("lmforge_config");
-    if (it == file.metadata().end()) {
-        throw InputError(fmt::format("{}: no lmforge_config in the metadata", path),
-                         "it was not written by lmforge; import Hugging Face weights with lmforge import");
+    const json j = model_metadata(path);
+    if (j.value("arch", "gpt2") != "gpt2") {
+        throw InputError(fmt::format("{}: a {} model, not GPT-2", path, j.value("arch", "")),
+                         "this command runs GPT-2 models only");
     }
     try {
-        const json j = json::parse(it->second);
-        return {j.at("n_layer"), j.at("n_head"), j.at("n_embd"), j.at("vocab_size"), j.at("block_size"),
-                j.value("num_labels", int64_t{0})};
+        return Gpt2Config::from_json(j.dump());
     } catch (const json::exception& e) {
         throw InputError(fmt::format("{}: bad lmforge_config: {}", path, e.what()));
     }
 }
 
-std::vector<std::string> load_matching_weights(Gpt2& model, const std::string& path) {
+BertConfig read_bert_config(const std::string& path) {
+    const json j = model_metadata(path);
+    if (j.value("arch", "gpt2") != "bert") {
+        throw InputError(fmt::format("{}: a {} model, not BERT", path, j.value("arch", "gpt2")));
+    }
+    try {
+        return BertConfig::from_json(j.dump());
+    } catch (const json::exception& e) {
+        throw InputError(fmt::format("{}: bad lmforge_config: {}", path, e.what()));
+    }
+}
+
+std::vector<std::string> load_matching_weights(Model& model, const std::string& path) {
     const SafetensorsReader file(path);
     std::vector<std::string> missing;
     for (const ParamSpec& s : model.layout().specs()) {
@@ -88,11 +107,11 @@ std::vector<std::string> load_matching_weights(Gpt2& model, const std::string& p
     return missing;
 }
 
-void load_model_weights(Gpt2& model, const std::string& path) {
+void load_model_weights(Model& model, const std::string& path) {
     read_tensors(SafetensorsReader(path), model.layout(), "", model.params().data());
 }
 
-void save_checkpoint(const std::string& dir, const Gpt2& model, const OptimizerMoments& moments,
+void save_checkpoint(const std::string& dir, const Model& model, const OptimizerMoments& moments,
                      const TrainingState& state, const std::string& config_toml) {
     publish_directory(dir, [&](const std::string& tmp) {
         save_model_weights(model, tmp + "/model.safetensors");
@@ -116,13 +135,13 @@ void save_checkpoint(const std::string& dir, const Gpt2& model, const OptimizerM
             {"best_val_loss", std::isfinite(state.best_val_loss) ? json(state.best_val_loss) : json(nullptr)},
             {"tokens_seen", state.tokens_seen},
             {"train_seconds", state.train_seconds},
-            {"model", config_json(model.config())}};
+            {"model", json::parse(model.config_json())}};
         write_text_atomic(tmp + "/state.json", j.dump(2) + "\n");
         write_text_atomic(tmp + "/config.toml", config_toml);
     });
 }
 
-void load_checkpoint(const std::string& dir, Gpt2& model, OptimizerMoments& moments, TrainingState& state) {
+void load_checkpoint(const std::string& dir, Model& model, OptimizerMoments& moments, TrainingState& state) {
     load_model_weights(model, dir + "/model.safetensors");
     const SafetensorsReader opt(dir + "/optimizer.safetensors");
     read_tensors(opt, model.layout(), "m/", moments.m.data());

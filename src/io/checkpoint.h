@@ -1,7 +1,7 @@
 // Checkpoints: one directory per save, written aside and renamed into place, so a crash or a
 // full disk mid-save leaves the previous checkpoint as it was.
-//   model.safetensors      weights with Hugging Face GPT-2 names and shapes; the model's
-//                          shape in the metadata ("lmforge_config")
+//   model.safetensors      weights with Hugging Face names and shapes (GPT-2's or BERT's);
+//                          the architecture and shape in the metadata ("lmforge_config")
 //   optimizer.safetensors  AdamW's moments, "m/<name>" and "v/<name>"
 //   state.json             step, optimizer steps, data-loader position, sampling RNG, best
 //                          validation loss, tokens seen
@@ -15,7 +15,9 @@
 
 #include "core/rng.h"
 #include "data/dataloader.h"
-#include "model/gpt2.h"
+#include "model/bert_config.h"
+#include "model/gpt2_config.h"
+#include "model/model.h"
 #include <span>
 
 namespace lmforge {
@@ -30,14 +32,18 @@ struct TrainingState {
 };
 
 // model.safetensors alone: what export, sampling and evaluation need.
-void save_model_weights(const Gpt2& model, const std::string& path);
+void save_model_weights(const Model& model, const std::string& path);
 // InputError naming the file and the first tensor whose name or shape does not fit.
-void load_model_weights(Gpt2& model, const std::string& path);
+void load_model_weights(Model& model, const std::string& path);
 // Loads every tensor of the model's layout that the file holds (shapes must agree) and
 // returns the names it lacks: a classifier started from a language model keeps its own head.
-std::vector<std::string> load_matching_weights(Gpt2& model, const std::string& path);
-// The model shape recorded in a model.safetensors.
+std::vector<std::string> load_matching_weights(Model& model, const std::string& path);
+// The architecture recorded in a model.safetensors: "gpt2" or "bert".
+std::string read_model_arch(const std::string& path);
+// The model shape recorded in a model.safetensors; InputError if it is of the other
+// architecture.
 Gpt2Config read_model_config(const std::string& path);
+BertConfig read_bert_config(const std::string& path);
 
 // AdamW's moments over the whole layout (each the size of the parameter buffer) and its step
 // count: what a checkpoint keeps, whether one process or many (ZeRO-1 shards) held them.
@@ -47,9 +53,9 @@ struct OptimizerMoments {
 };
 
 // Writes the whole checkpoint directory `dir` atomically.
-void save_checkpoint(const std::string& dir, const Gpt2& model, const OptimizerMoments& moments,
+void save_checkpoint(const std::string& dir, const Model& model, const OptimizerMoments& moments,
                      const TrainingState& state, const std::string& config_toml);
 // Loads weights, moments and state from `dir` into a model of the same shape.
-void load_checkpoint(const std::string& dir, Gpt2& model, OptimizerMoments& moments, TrainingState& state);
+void load_checkpoint(const std::string& dir, Model& model, OptimizerMoments& moments, TrainingState& state);
 
 }  // namespace lmforge

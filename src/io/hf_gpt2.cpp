@@ -11,8 +11,8 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "io/hf_common.h"
 #include "io/safetensors.h"
-#include "kernels/bf16.h"
 
 namespace lmforge {
 
@@ -21,55 +21,6 @@ using json = nlohmann::json;
 namespace {
 
 constexpr const char* kPrefix = "transformer.";
-
-json read_json(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) {
-        throw InputError(fmt::format("{}: cannot open", path),
-                         "a Hugging Face model directory holds config.json and model.safetensors (save_pretrained)");
-    }
-    try {
-        return json::parse(in);
-    } catch (const json::exception& e) {
-        throw InputError(fmt::format("{}: not JSON: {}", path, e.what()));
-    }
-}
-
-// IEEE half to float (subnormals, infinities and NaN included).
-float from_f16(uint16_t h) {
-    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-    const uint32_t exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
-    if (exp == 0) {
-        const float value = std::ldexp(static_cast<float>(mant), -24);  // zero or subnormal
-        return sign != 0 ? -value : value;
-    }
-    const uint32_t bits = exp == 0x1F ? (sign | 0x7F800000u | (mant << 13)) : (sign | ((exp + 112) << 23) | (mant << 13));
-    float f;
-    std::memcpy(&f, &bits, sizeof(f));
-    return f;
-}
-
-// Copies tensor `name` into out (numel elements) as float, from F32, F16 or BF16.
-void read_as_f32(const SafetensorsReader& file, const std::string& name, float* out, int64_t numel) {
-    const TensorInfo& t = file.info(name);
-    const std::span<const std::byte> raw = file.raw(name);
-    switch (t.dtype) {
-        case Dtype::F32:
-            file.read(name, std::span<float>(out, static_cast<size_t>(numel)));
-            return;
-        case Dtype::F16:
-        case Dtype::BF16:
-            for (int64_t i = 0; i < numel; i++) {
-                uint16_t h;
-                std::memcpy(&h, raw.data() + 2 * i, 2);
-                out[i] = t.dtype == Dtype::F16 ? from_f16(h) : from_bf16(h);
-            }
-            return;
-        default:
-            throw InputError(fmt::format("{}: tensor '{}' is {}; lmforge reads F32, F16 and BF16", file.path(), name,
-                                         dtype_name(t.dtype)));
-    }
-}
 
 // The body's tensors sit under "transformer."; the classification head does not.
 std::string hf_name(const std::string& name, const std::string& prefix) {
@@ -80,7 +31,7 @@ std::string hf_name(const std::string& name, const std::string& prefix) {
 
 Gpt2Config read_hf_gpt2_config(const std::string& dir) {
     const std::string path = dir + "/config.json";
-    const json j = read_json(path);
+    const json j = read_hf_config_json(path);
     const auto fail = [&](const std::string& field, const std::string& what, const std::string& hint = "") {
         throw InputError(fmt::format("{}: {} {}", path, field, what), hint);
     };
@@ -121,9 +72,7 @@ Gpt2Config read_hf_gpt2_config(const std::string& dir) {
     if (j.value("add_cross_attention", false)) fail("add_cross_attention", "= true is not supported");
     if (arch == "GPT2ForSequenceClassification") {
         // transformers writes the labels as id2label (num_labels is derived from it).
-        cfg.num_labels = j.contains("id2label") && j["id2label"].is_object()
-                             ? static_cast<int64_t>(j["id2label"].size())
-                             : j.value("num_labels", int64_t{2});
+        cfg.num_labels = hf_num_labels(j);
     }
     try {
         cfg.validate();
@@ -138,31 +87,9 @@ void load_hf_gpt2_weights(Gpt2& model, const std::string& dir) {
     // save_pretrained of GPT2LMHeadModel prefixes "transformer."; older files (and GPT2Model) do not.
     const std::string prefix = file.contains(std::string(kPrefix) + "wte.weight") ? kPrefix : "";
     float* params = model.params().data();
-    for (const ParamSpec& s : model.layout().specs()) {
-        const std::string name = hf_name(s.name, prefix);
-        if (!file.contains(name)) {
-            throw InputError(fmt::format("{}: no tensor '{}'", file.path(), name),
-                             "the file is incomplete or of another model than its config.json");
-        }
-        if (file.info(name).shape != s.shape) {
-            throw InputError(fmt::format("{}: tensor '{}' has shape [{}], config.json implies [{}]", file.path(), name,
-                                         fmt::join(file.info(name).shape, ", "), fmt::join(s.shape, ", ")));
-        }
-        read_as_f32(file, name, params + s.offset, s.numel);
-        std::fill(params + s.offset + s.numel, params + s.offset + s.reserved, 0.0f);  // padding rows
-    }
-    if (file.contains("lm_head.weight")) {  // saved although tied: it must be the embedding
-        const ParamSpec& wte = model.layout().find("wte.weight");
-        std::vector<float> head(static_cast<size_t>(wte.numel));
-        if (file.info("lm_head.weight").shape != wte.shape) {
-            throw InputError(fmt::format("{}: lm_head.weight has another shape than wte.weight", file.path()));
-        }
-        read_as_f32(file, "lm_head.weight", head.data(), wte.numel);
-        if (std::memcmp(head.data(), params + wte.offset, head.size() * sizeof(float)) != 0) {
-            throw InputError(fmt::format("{}: lm_head.weight differs from wte.weight", file.path()),
-                             "lmforge's LM head is tied to the token embedding");
-        }
-    }
+    for (const ParamSpec& s : model.layout().specs()) read_hf_tensor(file, hf_name(s.name, prefix), s, params);
+    // Saved although tied, by some writers: it must be the embedding.
+    check_tied_copy(file, "lm_head.weight", model.layout().find("wte.weight"), params);
     model.weights_changed();
 }
 
@@ -193,13 +120,7 @@ bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* to
                          {"eos_token_id", c.vocab_size > 50256 ? json(50256) : json(nullptr)},
                          {"torch_dtype", "float32"}};
     if (c.num_labels > 0) {
-        json id2label = json::object(), label2id = json::object();
-        for (int64_t i = 0; i < c.num_labels; i++) {
-            id2label[std::to_string(i)] = fmt::format("LABEL_{}", i);
-            label2id[fmt::format("LABEL_{}", i)] = i;
-        }
-        config["id2label"] = id2label;
-        config["label2id"] = label2id;
+        add_hf_label_maps(config, c.num_labels);
         // GPT-2's end-of-text token pads batches (transformers needs a pad id for batches).
         config["pad_token_id"] = c.vocab_size > 50256 ? json(50256) : json(nullptr);
     }

@@ -3,7 +3,8 @@
 // pair — S = Q·Kᵀ, O += P·V, dP = dO·Vᵀ, dQ += dS·K, dK += dSᵀ·Q, dV += Pᵀ·dO — is a small
 // GEMM run on the calling thread (backend::tile_gemm), so the inner loops are oneDNN's JIT
 // kernels; only the softmax and the masking are written here, one row at a time.
-// Query and key tiles have the same size, so the tile on the diagonal is the only one masked.
+// Query and key tiles have the same size, so with a causal mask the tile on the diagonal is the
+// only one masked; a padding mask masks the keys past each sequence's length.
 #include "kernels/attention.h"
 
 #include <algorithm>
@@ -24,12 +25,23 @@ constexpr int64_t kTile = 64;  // query rows and keys per tile; 64 measured fast
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// Keys 0..i are visible to query i: how many keys of the tile starting at j0 that is.
-inline int64_t visible_keys(int64_t i, int64_t j0, int64_t nk) { return std::clamp<int64_t>(i + 1 - j0, 0, nk); }
+// Keys 0..end-1 are visible to query i; end is i + 1 when causal, and never past the
+// sequence's padding.
+inline int64_t key_end(const AttentionMask& mask, int64_t i, int64_t key_len) {
+    return mask.causal ? std::min(i + 1, key_len) : key_len;
+}
+// How many keys of the tile starting at j0 (nk keys) query i sees.
+inline int64_t visible_keys(const AttentionMask& mask, int64_t i, int64_t key_len, int64_t j0, int64_t nk) {
+    return std::clamp<int64_t>(key_end(mask, i, key_len) - j0, 0, nk);
+}
+inline int64_t key_len_of(const AttentionMask& mask, int64_t b, int64_t T) {
+    return mask.key_len != nullptr ? mask.key_len[b] : T;
+}
 
 }  // namespace
 
-void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH) {
+void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
+                       const AttentionMask& mask) {
     const int64_t HS = C / NH, C3 = 3 * C;
     const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
     const int64_t num_tiles = (T + kTile - 1) / kTile;
@@ -39,20 +51,21 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
         for (int64_t h = 0; h < NH; h++) {
             for (int64_t qt = num_tiles - 1; qt >= 0; qt--) {  // longest rows first
                 const int64_t i0 = qt * kTile, nq = std::min(T, i0 + kTile) - i0;
+                const int64_t kl = key_len_of(mask, b, T), tile_key_end = key_end(mask, i0 + nq - 1, kl);
                 const float* q = qkv + (b * T + i0) * C3 + h * HS;
                 float* o = out + (b * T + i0) * C + h * HS;
                 alignas(64) float s[kTile * kTile];
                 float row_max[kTile], row_sum[kTile];
                 std::fill_n(row_max, nq, kNegInf);
                 std::fill_n(row_sum, nq, 0.0f);
-                for (int64_t j0 = 0; j0 <= i0; j0 += kTile) {
+                for (int64_t j0 = 0; j0 < tile_key_end; j0 += kTile) {
                     const int64_t nk = std::min(T, j0 + kTile) - j0;
                     const float* k = qkv + (b * T + j0) * C3 + C + h * HS;
                     const float* v = k + C;
                     tile_gemm(nq, nk, HS, scale, q, {false, C3}, k, {true, C3}, 0.0f, s, kTile);
                     for (int64_t r = 0; r < nq; r++) {
                         float* sr = s + r * kTile;
-                        const int64_t nvalid = visible_keys(i0 + r, j0, nk);
+                        const int64_t nvalid = visible_keys(mask, i0 + r, kl, j0, nk);
                         float block_max = kNegInf;
 #pragma omp simd reduction(max : block_max)
                         for (int64_t j = 0; j < nvalid; j++) block_max = sr[j] > block_max ? sr[j] : block_max;
@@ -88,17 +101,19 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
 }
 
 void attention_backward(float* dqkv, const float* dout, const float* out, const float* lse, const float* qkv,
-                        int64_t B, int64_t T, int64_t C, int64_t NH) {
+                        int64_t B, int64_t T, int64_t C, int64_t NH, const AttentionMask& mask) {
     const int64_t HS = C / NH, C3 = 3 * C;
     const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
 
     // With P = softmax(S) recomputed from lse and dP = dO·Vᵀ:  dS = P ∘ (dP − rowsum(dO ∘ O)),
     // dQ = scale·dS·K,  dK = scale·dSᵀ·Q,  dV = Pᵀ·dO. Each output row is first written (beta 0)
-    // by the first tile pair that reaches it: dQ's by key tile 0, dK's and dV's by the diagonal.
+    // by the first tile pair that reaches it: dQ's by key tile 0, dK's and dV's by the diagonal
+    // (causal) or by query tile 0; key tiles wholly in the padding are zeroed at the end.
 #pragma omp parallel for collapse(2) schedule(dynamic)
     for (int64_t b = 0; b < B; b++) {
         for (int64_t h = 0; h < NH; h++) {
             const float* row_lse = lse + (b * NH + h) * T;
+            const int64_t kl = key_len_of(mask, b, T);
             alignas(64) float p[kTile * kTile], ds[kTile * kTile];  // (query, key)
             for (int64_t i0 = 0; i0 < T; i0 += kTile) {
                 const int64_t nq = std::min(T, i0 + kTile) - i0;
@@ -113,7 +128,8 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
                     for (int64_t d = 0; d < HS; d++) sum += dO[r * C + d] * o[d];
                     rowdot[r] = sum;
                 }
-                for (int64_t j0 = 0; j0 <= i0; j0 += kTile) {
+                const int64_t tile_key_end = key_end(mask, i0 + nq - 1, kl);
+                for (int64_t j0 = 0; j0 < tile_key_end; j0 += kTile) {
                     const int64_t nk = std::min(T, j0 + kTile) - j0;
                     const float* k = qkv + (b * T + j0) * C3 + C + h * HS;
                     const float* v = k + C;
@@ -124,7 +140,7 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
                     for (int64_t r = 0; r < nq; r++) {
                         float* pr = p + r * kTile;
                         float* dsr = ds + r * kTile;
-                        const int64_t nvalid = visible_keys(i0 + r, j0, nk);
+                        const int64_t nvalid = visible_keys(mask, i0 + r, kl, j0, nk);
                         const float m = row_lse[i0 + r], D = rowdot[r];
 #pragma omp simd
                         for (int64_t j = 0; j < nk; j++) {
@@ -133,11 +149,17 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
                             dsr[j] = pj * (dsr[j] - D) * scale;
                         }
                     }
-                    const float first_q = j0 == 0 ? 0.0f : 1.0f, first_kv = j0 == i0 ? 0.0f : 1.0f;
+                    const float first_q = j0 == 0 ? 0.0f : 1.0f;
+                    const float first_kv = i0 == (mask.causal ? j0 : 0) ? 0.0f : 1.0f;
                     tile_gemm(nq, HS, nk, 1.0f, ds, {false, kTile}, k, {false, C3}, first_q, dq, C3);
                     tile_gemm(nk, HS, nq, 1.0f, ds, {true, kTile}, q, {false, C3}, first_kv, dk, C3);
                     tile_gemm(nk, HS, nq, 1.0f, p, {true, kTile}, dO, {false, C}, first_kv, dv, C3);
                 }
+            }
+            for (int64_t j = (kl + kTile - 1) / kTile * kTile; j < T; j++) {  // keys no tile reached
+                float* dk = dqkv + (b * T + j) * C3 + C + h * HS;
+                std::fill_n(dk, HS, 0.0f);
+                std::fill_n(dk + C, HS, 0.0f);
             }
         }
     }

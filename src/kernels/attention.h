@@ -1,4 +1,4 @@
-// Causal multi-head self-attention on a fused QKV activation, tiled with an online softmax:
+// Multi-head self-attention on a fused QKV activation, tiled with an online softmax:
 // no (T, T) matrix is ever stored, only one log-sum-exp per row, so memory per layer grows
 // as T, not T². Backward recomputes the probabilities from the saved log-sum-exp
 // (FlashAttention-2: https://arxiv.org/abs/2307.08691). Derivation: docs/derivations/attention.md.
@@ -8,14 +8,25 @@
 
 namespace lmforge::kernels {
 
+// Which keys a query sees. GPT-2: causal (query t sees keys 0..t). BERT: bidirectional, with
+// each sequence's padding at its end masked out: sequence b's keys key_len[b]..T-1 are
+// invisible to every query (its padded query rows still attend to its real keys, as Hugging
+// Face computes them). key_len null: no padding; each key_len[b] must lie in 1..T.
+struct AttentionMask {
+    bool causal = true;
+    const int32_t* key_len = nullptr;  // (B)
+};
+
 // qkv (B, T, 3C): q, k, v side by side, each C wide; head h owns channels [h·HS, (h+1)·HS)
 // of each, HS = C / NH. out (B, T, C): heads side by side.
-// lse (B, NH, T): log-sum-exp of row t's scaled scores over keys 0..t, saved for backward.
+// lse (B, NH, T): log-sum-exp of row t's scaled scores over its visible keys, saved for backward.
 void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T,
-                       int64_t C, int64_t NH);
+                       int64_t C, int64_t NH, const AttentionMask& mask = {});
 
 // Writes (=) dqkv (B, T, 3C): every element is overwritten, so it needs no zeroing. dout, out: (B, T, C); lse and qkv as saved.
+// Keys no query sees get zero gradients. The mask must be the forward's.
 void attention_backward(float* dqkv, const float* dout, const float* out, const float* lse,
-                        const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH);
+                        const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
+                        const AttentionMask& mask = {});
 
 }  // namespace lmforge::kernels

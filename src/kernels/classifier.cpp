@@ -19,8 +19,8 @@ float softmax_row(float* p, const float* logits, int64_t L) {
 
 }  // namespace
 
-void classifier_forward(float* logits, float* losses, const float* h, const float* score, const int32_t* labels,
-                        int64_t B, int64_t C, int64_t L) {
+void classifier_forward(float* logits, float* losses, const float* h, const float* score, const float* bias,
+                        const int32_t* labels, int64_t B, int64_t C, int64_t L) {
     std::vector<float> p(L);
     for (int64_t b = 0; b < B; b++) {
         const float* x = h + b * C;
@@ -29,15 +29,17 @@ void classifier_forward(float* logits, float* losses, const float* h, const floa
             float acc = 0.0f;
 #pragma omp simd reduction(+ : acc)
             for (int64_t c = 0; c < C; c++) acc += x[c] * w[c];
-            logits[b * L + j] = acc;
+            logits[b * L + j] = bias != nullptr ? acc + bias[j] : acc;
         }
         if (labels != nullptr) losses[b] = softmax_row(p.data(), logits + b * L, L) - logits[b * L + labels[b]];
     }
 }
 
-void classifier_backward(float* dh, float* dscore, bool accumulate_dscore, const float* logits, const float* h,
-                         const float* score, const int32_t* labels, float dloss, int64_t B, int64_t C, int64_t L) {
-    if (!accumulate_dscore) std::fill_n(dscore, L * C, 0.0f);
+void classifier_backward(float* dh, float* dscore, float* dbias, bool accumulate, const float* logits,
+                         const float* h, const float* score, const int32_t* labels, float dloss, int64_t B, int64_t C,
+                         int64_t L) {
+    if (!accumulate) std::fill_n(dscore, L * C, 0.0f);
+    if (!accumulate && dbias != nullptr) std::fill_n(dbias, L, 0.0f);
     std::vector<float> g(L);
     for (int64_t b = 0; b < B; b++) {
         softmax_row(g.data(), logits + b * L, L);
@@ -46,6 +48,7 @@ void classifier_backward(float* dh, float* dscore, bool accumulate_dscore, const
         std::fill_n(dx, C, 0.0f);
         for (int64_t j = 0; j < L; j++) {
             const float gj = g[j] * dloss;
+            if (dbias != nullptr) dbias[j] += gj;
             const float* w = score + j * C;
             float* dw = dscore + j * C;
             const float* x = h + b * C;

@@ -1,5 +1,7 @@
 // GELU in GPT-2's tanh form, as torch.nn.functional.gelu(x, approximate="tanh"):
 //   gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+// and in its exact erf form, BERT's "gelu" (torch.nn.functional.gelu's default):
+//   gelu(x) = 0.5 x (1 + erf(x / sqrt(2)))
 #pragma once
 
 #include <cstdint>
@@ -15,5 +17,13 @@ void gelu_forward(bf16* out, const float* inp, int64_t n);
 
 // Writes (=): dinp = dout * gelu'(inp). All (n).
 void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n);
+
+// The erf form, with the same shapes and semantics. About 1e-6 relative to the exact function,
+// the left tail included (fast_erfc_over_sqrt2).
+void gelu_erf_forward(float* out, const float* inp, int64_t n);
+void gelu_erf_forward(bf16* out, const float* inp, int64_t n);
+
+// Writes (=): dinp = dout * (0.5 (1 + erf(x/√2)) + x e^(−x²/2) / √(2π)), x = inp. All (n).
+void gelu_erf_backward(float* dinp, const float* dout, const float* inp, int64_t n);
 
 }  // namespace lmforge::kernels

@@ -17,7 +17,7 @@ namespace {
 // With b null: layernorm of a. Otherwise res = a + b first, and the layernorm of res.
 template <class Out>
 void forward_rows(float* res, Out* out, float* mean, float* rstd, const float* a, const float* b,
-                  const float* weight, const float* bias, int64_t N, int64_t C) {
+                  const float* weight, const float* bias, int64_t N, int64_t C, float eps) {
 #pragma omp parallel for schedule(static)
     for (int64_t n = 0; n < N; n++) {
         const float* x = a + n * C;
@@ -35,7 +35,7 @@ void forward_rows(float* res, Out* out, float* mean, float* rstd, const float* a
         float var = 0.0f;  // two passes: x - m first, so large means do not cancel
 #pragma omp simd reduction(+ : var)
         for (int64_t c = 0; c < C; c++) var += (x[c] - m) * (x[c] - m);
-        const float s = 1.0f / std::sqrt(var / C + kLayerNormEps);
+        const float s = 1.0f / std::sqrt(var / C + eps);
         Out* o = out + n * C;
 #pragma omp simd
         for (int64_t c = 0; c < C; c++) o[c] = float_to<Out>((x[c] - m) * s * weight[c] + bias[c]);
@@ -47,25 +47,25 @@ void forward_rows(float* res, Out* out, float* mean, float* rstd, const float* a
 }  // namespace
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
-                       const float* weight, const float* bias, int64_t N, int64_t C) {
-    forward_rows<float>(nullptr, out, mean, rstd, inp, nullptr, weight, bias, N, C);
+                       const float* weight, const float* bias, int64_t N, int64_t C, float eps) {
+    forward_rows<float>(nullptr, out, mean, rstd, inp, nullptr, weight, bias, N, C, eps);
 }
 
 void layernorm_forward(bf16* out, float* mean, float* rstd, const float* inp, const float* weight,
-                       const float* bias, int64_t N, int64_t C) {
-    forward_rows<bf16>(nullptr, out, mean, rstd, inp, nullptr, weight, bias, N, C);
+                       const float* bias, int64_t N, int64_t C, float eps) {
+    forward_rows<bf16>(nullptr, out, mean, rstd, inp, nullptr, weight, bias, N, C, eps);
 }
 
 void residual_layernorm_forward(float* res, float* out, float* mean, float* rstd, const float* a,
                                 const float* b, const float* weight, const float* bias, int64_t N,
-                                int64_t C) {
-    forward_rows<float>(res, out, mean, rstd, a, b, weight, bias, N, C);
+                                int64_t C, float eps) {
+    forward_rows<float>(res, out, mean, rstd, a, b, weight, bias, N, C, eps);
 }
 
 void residual_layernorm_forward(float* res, bf16* out, float* mean, float* rstd, const float* a,
                                 const float* b, const float* weight, const float* bias, int64_t N,
-                                int64_t C) {
-    forward_rows<bf16>(res, out, mean, rstd, a, b, weight, bias, N, C);
+                                int64_t C, float eps) {
+    forward_rows<bf16>(res, out, mean, rstd, a, b, weight, bias, N, C, eps);
 }
 
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,

@@ -8,6 +8,7 @@
 
 #include "kernels/bf16.h"
 #include "kernels/fast_math.h"
+#include "kernels/matmul.h"
 
 namespace lmforge::kernels {
 
@@ -15,18 +16,21 @@ namespace {
 
 constexpr int64_t kChunkBytes = int64_t{8} << 20;  // 4-16 MiB measured alike on config B
 
-void run(backend::Gemm& gemm, const backend::GemmShape& s, const float* a, const float* b, float* c) {
-    gemm.run(s, a, b, c);
+void run(backend::Gemm& gemm, const backend::GemmShape& s, const float* a, const float* b, float* c,
+         const float* bias = nullptr) {
+    gemm.run(s, a, b, c, bias);
 }
-void run(backend::Gemm& gemm, const backend::GemmShape& s, const bf16* a, const bf16* b, float* c) {
-    gemm.run_bf16(s, a, b, c);
+void run(backend::Gemm& gemm, const backend::GemmShape& s, const bf16* a, const bf16* b, float* c,
+         const float* bias = nullptr) {
+    gemm.run_bf16(s, a, b, c, bias);
 }
 
-// logits (N, nc) = x · wte[c0 : c0+nc]ᵀ
+// logits (N, nc) = x · wte[c0 : c0+nc]ᵀ + bias[c0 : c0+nc]
 template <class In>
 void chunk_logits(backend::Gemm& gemm, const LmHeadLossShape& s, int64_t c0, int64_t nc, const In* x, const In* wte,
-                  float* logits) {
-    run(gemm, {.M = s.N, .N = nc, .K = s.C, .trans_b = true}, x, wte + c0 * s.C, logits);
+                  const float* bias, float* logits) {
+    run(gemm, {.M = s.N, .N = nc, .K = s.C, .trans_b = true}, x, wte + c0 * s.C, logits,
+        bias != nullptr ? bias + c0 : nullptr);
 }
 
 }  // namespace
@@ -38,7 +42,8 @@ int64_t lm_head_chunk(int64_t N, int64_t V) {
 
 template <class In>
 void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, const In* x,
-                          const In* wte, const int32_t* targets, float* logits_chunk, float* target_logit) {
+                          const In* wte, const float* bias, const int32_t* targets, float* logits_chunk,
+                          float* target_logit, float* row_max) {
     // Running per row: the maximum (in lse), the sum of exp(logit - maximum) (in losses) and
     // the target's logit.
     std::fill_n(lse, s.N, -std::numeric_limits<float>::infinity());
@@ -46,7 +51,7 @@ void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* 
     std::fill_n(target_logit, s.N, 0.0f);
     for (int64_t c0 = 0; c0 < s.V; c0 += s.chunk) {
         const int64_t nc = std::min(s.V, c0 + s.chunk) - c0;
-        chunk_logits(gemm, s, c0, nc, x, wte, logits_chunk);
+        chunk_logits(gemm, s, c0, nc, x, wte, bias, logits_chunk);
 #pragma omp parallel for schedule(static)
         for (int64_t n = 0; n < s.N; n++) {
             const float* row = logits_chunk + n * nc;
@@ -63,6 +68,7 @@ void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* 
             if (t >= c0 && t < c0 + nc) target_logit[n] = row[t - c0];
         }
     }
+    if (row_max != nullptr) std::copy_n(lse, s.N, row_max);  // still the running maximum
     for (int64_t n = 0; n < s.N; n++) {
         lse[n] += std::log(losses[n]);
         losses[n] = targets[n] == kIgnoreIndex ? 0.0f : lse[n] - target_logit[n];
@@ -70,39 +76,57 @@ void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* 
 }
 
 template <class In>
-void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, bool accumulate_dwte,
-                           const In* x, const In* wte, const float* lse, const int32_t* targets, float dloss,
-                           float* logits_chunk, In* dlogits_chunk) {
+void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, float* dbias,
+                           bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,
+                           const int32_t* targets, float dloss, float* logits_chunk, In* dlogits_chunk) {
+    // In bf16, dbias's column sums read fp32 dlogits, written back over the logits as they go.
+    const bool keep_fp32 = dbias != nullptr && !std::is_same_v<In, float>;
+    const float* dlogits_fp32 = logits_chunk;
+    if constexpr (std::is_same_v<In, float>) dlogits_fp32 = dlogits_chunk;
+    if (dbias != nullptr && !accumulate) std::fill_n(dbias, s.V, 0.0f);
     for (int64_t c0 = 0; c0 < s.V; c0 += s.chunk) {
         const int64_t nc = std::min(s.V, c0 + s.chunk) - c0;
-        chunk_logits(gemm, s, c0, nc, x, wte, logits_chunk);
+        chunk_logits(gemm, s, c0, nc, x, wte, bias, logits_chunk);
 #pragma omp parallel for schedule(static)
         for (int64_t n = 0; n < s.N; n++) {
-            const float* row = logits_chunk + n * nc;
+            float* row = logits_chunk + n * nc;
             In* drow = dlogits_chunk + n * nc;
             const int64_t t = targets[n];
             const float m = lse[n], scale = t == kIgnoreIndex ? 0.0f : dloss;
             const float at_target = t >= c0 && t < c0 + nc ? (fast_exp(row[t - c0] - m) - 1.0f) * scale : 0.0f;
+            if (keep_fp32) {
 #pragma omp simd
-            for (int64_t j = 0; j < nc; j++) {
-                drow[j] = float_to<In>(fast_exp(row[j] - m) * scale);
+                for (int64_t j = 0; j < nc; j++) {
+                    const float g = fast_exp(row[j] - m) * scale;
+                    row[j] = g;
+                    drow[j] = float_to<In>(g);
+                }
+                if (t >= c0 && t < c0 + nc) row[t - c0] = at_target;
+            } else {
+#pragma omp simd
+                for (int64_t j = 0; j < nc; j++) {
+                    drow[j] = float_to<In>(fast_exp(row[j] - m) * scale);
+                }
             }
             if (t >= c0 && t < c0 + nc) drow[t - c0] = float_to<In>(at_target);
         }
+        if (dbias != nullptr) bias_backward(dbias + c0, dlogits_fp32, s.N, nc);
         run(gemm, {.M = s.N, .N = s.C, .K = nc, .accumulate = c0 > 0}, dlogits_chunk, wte + c0 * s.C, dx);
-        run(gemm, {.M = nc, .N = s.C, .K = s.N, .trans_a = true, .accumulate = accumulate_dwte}, dlogits_chunk, x,
+        run(gemm, {.M = nc, .N = s.C, .K = s.N, .trans_a = true, .accumulate = accumulate}, dlogits_chunk, x,
             dwte + c0 * s.C);
     }
-    if (!accumulate_dwte) std::memset(dwte + s.V * s.C, 0, sizeof(float) * (s.Vp - s.V) * s.C);
+    if (!accumulate) std::memset(dwte + s.V * s.C, 0, sizeof(float) * (s.Vp - s.V) * s.C);
 }
 
 template void lm_head_loss_forward<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, const float*,
-                                          const float*, const int32_t*, float*, float*);
+                                          const float*, const float*, const int32_t*, float*, float*, float*);
 template void lm_head_loss_forward<bf16>(backend::Gemm&, const LmHeadLossShape&, float*, float*, const bf16*,
-                                         const bf16*, const int32_t*, float*, float*);
-template void lm_head_loss_backward<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, bool, const float*,
-                                           const float*, const float*, const int32_t*, float, float*, float*);
-template void lm_head_loss_backward<bf16>(backend::Gemm&, const LmHeadLossShape&, float*, float*, bool, const bf16*,
-                                          const bf16*, const float*, const int32_t*, float, float*, bf16*);
+                                         const bf16*, const float*, const int32_t*, float*, float*, float*);
+template void lm_head_loss_backward<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, bool,
+                                           const float*, const float*, const float*, const float*, const int32_t*,
+                                           float, float*, float*);
+template void lm_head_loss_backward<bf16>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, bool,
+                                          const bf16*, const bf16*, const float*, const float*, const int32_t*, float,
+                                          float*, bf16*);
 
 }  // namespace lmforge::kernels

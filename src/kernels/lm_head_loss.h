@@ -7,7 +7,8 @@
 // vocabulary). Padded columns V..Vp-1 of the embedding never enter the loss.
 //
 // In is float, or bf16 in mixed precision (GEMM inputs in bf16, logits and sums in fp32).
-// Same semantics as crossentropy_forward/backward after logits = x · wteᵀ (tested so).
+// Same semantics as crossentropy_forward/backward after logits = x · wteᵀ + bias (tested so).
+// The bias (V) is optional: GPT-2's head has none; BERT's MLM decoder has one.
 #pragma once
 
 #include <cstdint>
@@ -26,19 +27,24 @@ struct LmHeadLossShape {
 // least 64, at most V): small enough to stay in cache between the GEMM and the softmax.
 int64_t lm_head_chunk(int64_t N, int64_t V);
 
-// x (N, C): the final layernorm's output; wte (Vp, C): the tied embedding; targets (N) in
-// [0, V) or kIgnoreIndex. Writes losses (N) (0 where ignored) and lse (N) for backward.
-// Scratch: logits_chunk (N · chunk floats), target_logit (N floats).
+// x (N, C): the final layernorm's output; wte (Vp, C): the tied embedding; bias (V) or null;
+// targets (N) in [0, V) or kIgnoreIndex. Writes losses (N) (0 where ignored) and lse (N) for
+// backward, target_logit (N) (the target's logit, 0 where ignored) and, if not null, row_max
+// (N), each row's largest logit: target_logit >= row_max says the target is an argmax.
+// Scratch: logits_chunk (N · chunk floats).
 template <class In>
 void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, const In* x,
-                          const In* wte, const int32_t* targets, float* logits_chunk, float* target_logit);
+                          const In* wte, const float* bias, const int32_t* targets, float* logits_chunk,
+                          float* target_logit, float* row_max = nullptr);
 
-// For loss = dloss · Σ losses: writes (=) dx (N, C); dwte (Vp, C) += or = (accumulate_dwte)
-// the head's share (padded rows get zero). dlogits_chunk: N · chunk scratch; in fp32 it may be
-// logits_chunk itself.
+// For loss = dloss · Σ losses: writes (=) dx (N, C); dwte (Vp, C) += or = (accumulate) the
+// head's share (padded rows get zero); dbias (V) += or = the column sums of dlogits, taken in
+// fp32 (also in mixed precision). bias and dbias may be null. dlogits_chunk: N · chunk
+// scratch; in fp32 it may be logits_chunk itself (in bf16 with dbias, logits_chunk keeps the
+// fp32 dlogits for the column sums).
 template <class In>
-void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, bool accumulate_dwte,
-                           const In* x, const In* wte, const float* lse, const int32_t* targets, float dloss,
-                           float* logits_chunk, In* dlogits_chunk);
+void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, float* dbias,
+                           bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,
+                           const int32_t* targets, float dloss, float* logits_chunk, In* dlogits_chunk);
 
 }  // namespace lmforge::kernels

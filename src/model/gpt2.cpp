@@ -22,15 +22,14 @@ using namespace kernels;
 
 namespace {
 void zero(float* x, int64_t n) { std::memset(x, 0, sizeof(float) * n); }
+const Gpt2Config& validated(const Gpt2Config& cfg) {
+    cfg.validate();
+    return cfg;
+}
 }  // namespace
 
 Gpt2::Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm, Precision precision, Recompute recompute)
-    : cfg_(cfg), gemm_(gemm), precision_(precision), recompute_(recompute) {
-    cfg_.validate();
-    layout_ = gpt2_param_layout(cfg_);
-    params_ = AlignedBuffer<float>(layout_.total());
-    grads_ = AlignedBuffer<float>(layout_.total());
-    if (precision_ == Precision::Bf16) params_h_ = AlignedBuffer<uint16_t>(layout_.total());
+    : Model(gpt2_param_layout(validated(cfg)), precision), cfg_(cfg), gemm_(gemm), recompute_(recompute) {
     p_ = bind_gpt2_params(cfg_, layout_, params_.data());
     g_ = bind_gpt2_params(cfg_, layout_, grads_.data());
     const int64_t C = cfg_.n_embd;
@@ -187,10 +186,7 @@ void Gpt2::check_tokens(const int32_t* ids, bool allow_ignore, const char* what)
 void Gpt2::forward_body(const int32_t* inputs) {
     if (B_ == 0) throw Error("Gpt2::forward before plan()");
     if (profiler_ != nullptr) profiler_->start();
-    if (precision_ == Precision::Bf16 && half_stale_) {
-        to_bf16(params_h_.data(), params_.data(), static_cast<int64_t>(params_.size()));
-        half_stale_ = false;
-    }
+    refresh_half_weights();
     const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd;
     encoder_forward(acts_.encoded, inputs, p_.wte, p_.wpe, B, T, C);
     lap("encoder_fwd");
@@ -236,11 +232,11 @@ float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
         return 0.0f;
     }
     if (precision_ == Precision::Fp32) {
-        lm_head_loss_forward(gemm_, lm_head_shape(), acts_.losses, acts_.lse, acts_.lnf, p_.wte, targets,
-                             acts_.logits_chunk, acts_.target_logit);
+        lm_head_loss_forward(gemm_, lm_head_shape(), acts_.losses, acts_.lse, acts_.lnf, p_.wte, nullptr,
+                             targets, acts_.logits_chunk, acts_.target_logit);
     } else {
-        lm_head_loss_forward(gemm_, lm_head_shape(), acts_.losses, acts_.lse, acts_.lnf_h, half(p_.wte), targets,
-                             acts_.logits_chunk, acts_.target_logit);
+        lm_head_loss_forward(gemm_, lm_head_shape(), acts_.losses, acts_.lse, acts_.lnf_h, half(p_.wte), nullptr,
+                             targets, acts_.logits_chunk, acts_.target_logit);
     }
     lap("lm_head_loss_fwd");
     double sum = 0.0;
@@ -253,14 +249,14 @@ float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
     return counted_ > 0 ? static_cast<float>(sum / counted_) : 0.0f;
 }
 
-float Gpt2::forward_classify(const int32_t* inputs, const int32_t* last, const int32_t* labels) {
+float Gpt2::forward_classify(const int32_t* inputs, const int32_t* lengths, const int32_t* labels) {
     if (cfg_.num_labels == 0) throw Error("Gpt2::forward_classify on a model without a classification head");
     if (B_ == 0) throw Error("Gpt2::forward before plan()");
     check_tokens(inputs, false, "input");
     const int64_t B = B_, T = T_, C = cfg_.n_embd, L = cfg_.num_labels;
     for (int64_t b = 0; b < B; b++) {
-        if (last[b] < 0 || last[b] >= T) {
-            throw InputError(fmt::format("pooled position {} of sequence {} is outside 0..{}", last[b], b, T - 1));
+        if (lengths[b] < 1 || lengths[b] > T) {
+            throw InputError(fmt::format("sequence {} has length {}, outside 1..{}", b, lengths[b], T));
         }
         if (labels != nullptr && (labels[b] < 0 || labels[b] >= L)) {
             throw InputError(fmt::format("label {} of sequence {} is outside 0..{}", labels[b], b, L - 1),
@@ -270,7 +266,7 @@ float Gpt2::forward_classify(const int32_t* inputs, const int32_t* last, const i
     forward_body(inputs);
     // Pool: each sequence's hidden state at its position `last` (after ln_f), in fp32.
     for (int64_t b = 0; b < B; b++) {
-        const int64_t row = b * T + last[b];
+        const int64_t row = b * T + lengths[b] - 1;
         float* h = acts_.pooled + b * C;
         if (precision_ == Precision::Fp32) {
             std::copy_n(acts_.lnf + row * C, C, h);
@@ -279,7 +275,7 @@ float Gpt2::forward_classify(const int32_t* inputs, const int32_t* last, const i
         }
         pooled_rows_[b] = row;
     }
-    classifier_forward(acts_.class_logits, acts_.class_losses, acts_.pooled, p_.score, labels, B, C, L);
+    classifier_forward(acts_.class_logits, acts_.class_losses, acts_.pooled, p_.score, nullptr, labels, B, C, L);
     lap("classifier_fwd");
     labels_ = labels;
     if (labels == nullptr) return 0.0f;
@@ -307,19 +303,20 @@ void Gpt2::backward(float loss_scale) {
     const bool accumulate = mode == WeightGrad::Accumulate;
     if (labels_ != nullptr) {
         // Only the pooled rows reach the head: d(ln_f output) is zero elsewhere.
-        classifier_backward(acts_.pooled_grad, g_.score, accumulate, acts_.class_logits, acts_.pooled, p_.score,
-                            labels_, dloss, B_, C, cfg_.num_labels);
+        classifier_backward(acts_.pooled_grad, g_.score, nullptr, accumulate, acts_.class_logits, acts_.pooled,
+                            p_.score, labels_, dloss, B_, C, cfg_.num_labels);
         zero(acts_.dln, N * C);
         for (int64_t b = 0; b < B_; b++) std::copy_n(acts_.pooled_grad + b * C, C, acts_.dln + pooled_rows_[b] * C);
         if (!accumulate) zero(g_.wte, cfg_.padded_vocab() * C);  // no LM head writes it first
         lap("classifier_bwd");
     } else if (precision_ == Precision::Fp32) {
-        lm_head_loss_backward(gemm_, lm_head_shape(), acts_.dln, g_.wte, accumulate, acts_.lnf, p_.wte, acts_.lse,
-                              targets_, dloss, acts_.logits_chunk, acts_.logits_chunk);
+        lm_head_loss_backward(gemm_, lm_head_shape(), acts_.dln, g_.wte, nullptr, accumulate, acts_.lnf, p_.wte,
+                              nullptr, acts_.lse, targets_, dloss, acts_.logits_chunk, acts_.logits_chunk);
         lap("lm_head_loss_bwd");
     } else {
-        lm_head_loss_backward(gemm_, lm_head_shape(), acts_.dln, g_.wte, accumulate, acts_.lnf_h, half(p_.wte),
-                              acts_.lse, targets_, dloss, acts_.logits_chunk, acts_.dlogits_chunk_h);
+        lm_head_loss_backward(gemm_, lm_head_shape(), acts_.dln, g_.wte, nullptr, accumulate, acts_.lnf_h,
+                              half(p_.wte), nullptr, acts_.lse, targets_, dloss, acts_.logits_chunk,
+                              acts_.dlogits_chunk_h);
         lap("lm_head_loss_bwd");
     }
     backward_body(mode);
@@ -333,7 +330,7 @@ void Gpt2::backward_body(WeightGrad mode) {
     layernorm_backward(acts_.dres, g_.ln_f_weight, g_.ln_f_bias, acts_.dln, last, p_.ln_f_weight,
                        acts_.lnf_mean, acts_.lnf_rstd, N, C);
     lap("layernorm_bwd");
-    if (ready_hook_) ready_hook_(block_begin_.back(), layout_.total());
+    grads_ready(block_begin_.back(), layout_.total());
 
     // acts_.dres holds d(loss)/d(block output); each block adds its branches' gradients to it.
     for (int64_t l = cfg_.n_layer - 1; l >= 0; l--) {
@@ -368,11 +365,11 @@ void Gpt2::backward_body(WeightGrad mode) {
         layernorm_backward(acts_.dres, dw.ln_1_weight, dw.ln_1_bias, acts_.dln, residual,
                            w.ln_1_weight, a.ln1_mean, a.ln1_rstd, N, C);
         lap("layernorm_bwd");
-        if (ready_hook_) ready_hook_(block_begin_[l], block_begin_[l + 1]);
+        grads_ready(block_begin_[l], block_begin_[l + 1]);
     }
     encoder_backward(g_.wte, g_.wpe, acts_.dres, inputs_, B, T, C);
     lap("encoder_bwd");
-    if (ready_hook_) ready_hook_(0, block_begin_.front());
+    grads_ready(0, block_begin_.front());
     targets_ = nullptr;  // another backward needs another forward
     labels_ = nullptr;
 }

@@ -72,7 +72,8 @@ struct Gpt2Acts {
     uint16_t* dout_h = nullptr;     // (N, 4C)
 };
 
-// Carves Gpt2Acts for (B, T) out of a fresh arena, which it returns through `arena`.
+// Carves Gpt2Acts for (B, T) out of `arena`: the same memory if it is large enough, else a
+// fresh arena returned through it.
 Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
                         Arena& arena);
 // The bytes plan_gpt2_acts would take.

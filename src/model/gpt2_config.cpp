@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "core/error.h"
@@ -51,6 +52,19 @@ void Gpt2Config::validate() const {
     if (vocab_size > (int64_t{1} << 31) - 64) {
         throw InputError(fmt::format("vocab_size = {} does not fit 32-bit token ids", vocab_size));
     }
+}
+
+std::string Gpt2Config::to_json() const {
+    return nlohmann::json{{"arch", "gpt2"},           {"n_layer", n_layer},       {"n_head", n_head},
+                          {"n_embd", n_embd},         {"vocab_size", vocab_size}, {"block_size", block_size},
+                          {"num_labels", num_labels}}
+        .dump();
+}
+
+Gpt2Config Gpt2Config::from_json(const std::string& text) {
+    const auto j = nlohmann::json::parse(text);
+    return {j.at("n_layer"), j.at("n_head"), j.at("n_embd"), j.at("vocab_size"), j.at("block_size"),
+            j.value("num_labels", int64_t{0})};
 }
 
 Gpt2Config Gpt2Config::preset(const std::string& name) {

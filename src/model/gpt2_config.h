@@ -25,6 +25,11 @@ struct Gpt2Config {
     // Throws InputError naming the field and its value.
     void validate() const;
 
+    // As a checkpoint records it ({"arch": "gpt2", "n_layer": ...}); from_json throws
+    // nlohmann::json::exception for a missing field.
+    std::string to_json() const;
+    static Gpt2Config from_json(const std::string& text);
+
     // gpt2 (124M), gpt2-medium, gpt2-large, gpt2-xl, and the small gpt2-mini, gpt2-micro,
     // gpt2-nano. Throws InputError listing the names for an unknown one.
     static Gpt2Config preset(const std::string& name);

@@ -289,6 +289,14 @@ std::vector<size_t> BpeTokenizer::safe_cuts(std::string_view text, size_t every)
     return cuts;
 }
 
+TokenId BpeTokenizer::add_special(const std::string& text) {
+    if (specials_.contains(text)) throw InputError(fmt::format("{} is already a special token", text));
+    const auto id = static_cast<TokenId>(id_bytes_.size());
+    id_bytes_.push_back(text);
+    specials_[text] = id;
+    return id;
+}
+
 void BpeTokenizer::save(const std::string& dir) const {
     // {"token": id, ...} in id order, written directly: an ordered_json object inserts in
     // linear time, which is quadratic over 50,000 tokens.

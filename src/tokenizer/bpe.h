@@ -31,6 +31,7 @@ public:
     std::string kind() const override { return "bpe"; }
     std::vector<size_t> safe_cuts(std::string_view text, size_t every) const override;
     void save(const std::string& dir) const override;  // encoder.json + vocab.bpe
+    TokenId add_special(const std::string& text) override;
 
     // The BPE of one pre-tokenized piece, appended to out. A piece that is itself a token is
     // looked up whole (as tiktoken does), which equals merging for consistent vocabularies:

@@ -1,11 +1,20 @@
 #include "tokenizer/tokenizer.h"
 
+#include <fmt/format.h>
+
+#include "core/error.h"
+
 namespace lmforge {
 
 std::optional<TokenId> Tokenizer::eot_id() const {
     const auto it = specials_.find(kEndOfText);
     if (it == specials_.end()) return std::nullopt;
     return it->second;
+}
+
+TokenId Tokenizer::add_special(const std::string& text) {
+    throw InputError(fmt::format("a {} tokenizer takes no added special tokens ({})", kind(), text),
+                     "use a BPE tokenizer");
 }
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text) const {

@@ -28,6 +28,9 @@ public:
     virtual int64_t vocab_size() const = 0;  // ids are in [0, vocab_size)
     virtual std::string kind() const = 0;    // "bpe" or "char", for records and messages
     const std::map<std::string, TokenId>& special_tokens() const { return specials_; }
+    // Appends a special token with the next id (vocab_size() before the call) and returns it;
+    // InputError if the text is already a special token, or the tokenizer takes none (chars).
+    virtual TokenId add_special(const std::string& text);
     // The id of "<|endoftext|>", which separates documents, if the vocabulary has it.
     std::optional<TokenId> eot_id() const;
 

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 CheckpointStore::CheckpointStore(std::string run_dir, int64_t keep_last)
     : run_dir_(std::move(run_dir)), dir_(run_dir_ + "/checkpoints"), keep_last_(keep_last) {}
 
-std::string CheckpointStore::save(const Gpt2& model, const OptimizerMoments& moments, const TrainingState& state,
+std::string CheckpointStore::save(const Model& model, const OptimizerMoments& moments, const TrainingState& state,
                                   const std::string& config_toml, bool is_best) {
     const std::string name = fmt::format("step_{:06d}", state.step);
     const std::string path = dir_ + "/" + name;

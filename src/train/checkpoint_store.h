@@ -17,7 +17,7 @@ public:
 
     // Saves the checkpoint for state.step, points `latest` at it, copies it to best/ if
     // is_best, and removes checkpoints beyond the last keep_last. Returns its directory.
-    std::string save(const Gpt2& model, const OptimizerMoments& moments, const TrainingState& state,
+    std::string save(const Model& model, const OptimizerMoments& moments, const TrainingState& state,
                      const std::string& config_toml, bool is_best);
 
     // The directory `latest` names, if any.

@@ -21,7 +21,6 @@
 #include "dist/communicator.h"
 #include "dist/data_parallel.h"
 #include "io/checkpoint.h"
-#include "model/gpt2.h"
 #include "optim/lr_schedule.h"
 #include "train/baselines.h"
 #include "train/metrics.h"
@@ -40,17 +39,37 @@ struct SplitEval {
     ConfusionMatrix matrix;
 };
 
+// How a model reads an example: GPT-2 its tokens as they are (pooled at the last one), BERT
+// [CLS] tokens [SEP] (pooled at [CLS]), the two counted in the length limit as Hugging Face's
+// tokenizers count them, so an example keeps at most max_len - 2 of its tokens.
+struct Framing {
+    bool encoder = false;
+    int32_t cls = 0, sep = 0, pad = 0;
+    int64_t extra() const { return encoder ? 2 : 0; }
+};
+
 class ClassifyRun {
 public:
-    ClassifyRun(Gpt2& model, Communicator& comm, int64_t B, int64_t T)
-        : model_(model), comm_(comm), B_(B), T_(T), x_(B * T), last_(B), labels_(B) {}
+    ClassifyRun(Model& model, Communicator& comm, int64_t B, int64_t max_len, Framing framing)
+        : model_(model), comm_(comm), B_(B), max_len_(max_len), framing_(framing), lengths_(B), labels_(B) {}
 
-    // Fills the batch with examples idx (at most B; the rest repeat the first).
+    // Fills the batch with examples idx (at most B; the rest repeat the first), padded to the
+    // batch's longest (dynamic padding), rounded up to 16 so few shapes occur.
     void fill(const LabelledSplit& s, const std::vector<int64_t>& idx) {
+        const auto kept = [&](int64_t i) { return std::min<int64_t>(s.lengths[i], max_len_ - framing_.extra()); };
+        int64_t longest = 1;
+        for (const int64_t i : idx) longest = std::max<int64_t>(longest, kept(i) + framing_.extra());
+        const int64_t T = std::min(max_len_, (longest + 15) / 16 * 16);
+        model_.plan(B_, T);
+        x_.assign(B_ * T, framing_.pad);
         for (int64_t b = 0; b < B_; b++) {
             const int64_t i = idx[static_cast<size_t>(b) < idx.size() ? b : 0];
-            std::copy_n(s.tokens.begin() + i * T_, T_, x_.begin() + b * T_);
-            last_[b] = s.lengths[i] - 1;
+            const auto n = static_cast<int32_t>(kept(i));
+            int32_t* row = x_.data() + b * T;
+            if (framing_.encoder) *row++ = framing_.cls;
+            std::copy_n(s.tokens.begin() + i * s.max_len, n, row);
+            if (framing_.encoder) row[n] = framing_.sep;
+            lengths_[b] = n + static_cast<int32_t>(framing_.extra());
             labels_[b] = s.labels[i];
         }
     }
@@ -60,7 +79,7 @@ public:
                                          float lr, double clip) {
         fill(s, idx);
         model_.zero_grad();
-        const double loss = model_.forward_classify(x_.data(), last_.data(), labels_.data());
+        const double loss = model_.forward_classify(x_.data(), lengths_.data(), labels_.data());
         const int64_t correct = count_correct(static_cast<int64_t>(idx.size()));
         dp.before_backward(true);
         model_.backward(1.0f / static_cast<float>(comm_.size()));
@@ -69,7 +88,7 @@ public:
     }
 
     SplitEval evaluate(const LabelledSplit& s) {
-        const int64_t L = model_.config().num_labels;
+        const int64_t L = model_.num_labels();
         SplitEval e{0.0, ConfusionMatrix(L)};
         std::vector<int64_t> mine;
         for (int64_t i = comm_.rank(); i < s.size(); i += comm_.size()) mine.push_back(i);
@@ -77,7 +96,7 @@ public:
             const std::vector<int64_t> idx(mine.begin() + static_cast<int64_t>(begin),
                                            mine.begin() + static_cast<int64_t>(std::min(mine.size(), begin + B_)));
             fill(s, idx);
-            model_.forward_classify(x_.data(), last_.data(), nullptr);
+            model_.forward_classify(x_.data(), lengths_.data(), nullptr);
             for (size_t b = 0; b < idx.size(); b++) {
                 const float* row = model_.class_logits() + b * L;
                 const float max = *std::max_element(row, row + L);
@@ -97,7 +116,7 @@ public:
 
 private:
     int64_t count_correct(int64_t n) const {
-        const int64_t L = model_.config().num_labels;
+        const int64_t L = model_.num_labels();
         int64_t correct = 0;
         for (int64_t b = 0; b < n; b++) {
             const float* row = model_.class_logits() + b * L;
@@ -106,10 +125,11 @@ private:
         return correct;
     }
 
-    Gpt2& model_;
+    Model& model_;
     Communicator& comm_;
-    int64_t B_, T_;
-    std::vector<int32_t> x_, last_, labels_;
+    int64_t B_, max_len_;
+    Framing framing_;
+    std::vector<int32_t> x_, lengths_, labels_;
 };
 
 // The value eval.metric names, and whether a is better than b for it.
@@ -136,9 +156,16 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
     }
     const LabelledData data = load_labelled_dir(cfg.data.dir);
     const int64_t L = static_cast<int64_t>(data.label_names.size()), T = data.train.max_len;
-    Gpt2Config mcfg = model_config(cfg, T);
-    mcfg.num_labels = L;
-    mcfg.validate();
+    Framing framing{.pad = data.pad_id};
+    if (is_encoder(cfg)) {
+        const EncoderSpecials sp = encoder_specials(cfg);
+        framing = {.encoder = true, .cls = sp.cls, .sep = sp.sep, .pad = sp.pad};
+        if (T < 3) {
+            throw InputError(fmt::format("{}: examples of at most {} tokens leave no room for [CLS] text [SEP]",
+                                         cfg.data.dir, T),
+                             "prepare the data with --max-len 3 or more");
+        }
+    }
 
     const std::unique_ptr<Communicator> comm = make_communicator();
     const int world = comm->size(), rank = comm->rank();
@@ -158,13 +185,15 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
     auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
     std::string precision_why;
     const Precision precision = resolve_precision(cfg.train.precision, precision_why);
-    Gpt2 model(mcfg, *gemm, precision, parse_recompute(cfg.train.recompute));
+    const std::unique_ptr<Model> model_ptr =
+        make_model(cfg, T, L, *gemm, precision, parse_recompute(cfg.train.recompute));
+    Model& model = *model_ptr;
     model.init_weights(static_cast<uint64_t>(cfg.train.seed));
     std::vector<std::string> not_loaded;
     if (!cfg.model.init_from.empty()) not_loaded = load_matching_weights(model, cfg.model.init_from + "/model.safetensors");
     comm->broadcast(model.params().data(), model.params().size() * sizeof(float), 0);
     model.weights_changed();
-    model.plan(B, T);
+    model.plan(B, T);  // the longest batch: every later one fits in its memory
     const AdamWConfig adam{static_cast<float>(cfg.optim.beta1), static_cast<float>(cfg.optim.beta2),
                            static_cast<float>(cfg.optim.eps), static_cast<float>(cfg.optim.weight_decay)};
     DataParallel dp(*comm, model, adam,
@@ -188,15 +217,15 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
               "when prepared); {} process{} x {} threads, {} ({})",
               L, fmt::join(data.label_names, ", "), n_train, data.val.size(), data.test.size(), T, truncated, world,
               world > 1 ? "es" : "", backend::max_threads(), precision_name(precision), precision_why);
-    log::info("model: {} layers, {} heads, width {}, {} parameters; {} epochs of {} steps (batch {} x {} processes)",
-              mcfg.n_layer, mcfg.n_head, mcfg.n_embd, model.layout().count(), cfg.train.epochs, steps_per_epoch, B,
-              world);
+    log::info("model: {}, {} parameters; {} epochs of {} steps (batch {} x {} processes, each padded to its "
+              "longest example)",
+              model_summary(model), model.layout().count(), cfg.train.epochs, steps_per_epoch, B, world);
     if (!cfg.model.init_from.empty()) {
         log::info("weights from {}{}", cfg.model.init_from,
                   not_loaded.empty() ? "" : fmt::format(" (new: {})", fmt::join(not_loaded, ", ")));
     }
 
-    ClassifyRun runner(model, *comm, B, T);
+    ClassifyRun runner(model, *comm, B, T, framing);
     double best = cfg.eval.metric == "loss" ? INFINITY : -INFINITY;
     int64_t step = 0;
     for (int64_t epoch = 1; epoch <= cfg.train.epochs; epoch++) {
@@ -250,7 +279,7 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
     const SplitEval test = runner.evaluate(data.test);
     const ClassificationReport tr = classification_report(test.matrix);
     const ConfusionMatrix majority = majority_baseline(data.train, data.test, L);
-    const ConfusionMatrix bow = bag_of_words_baseline(data.train, data.test, L, mcfg.vocab_size);
+    const ConfusionMatrix bow = bag_of_words_baseline(data.train, data.test, L, model.vocab_size());
     const ClassificationReport mr = classification_report(majority), br = classification_report(bow);
     summary.report_text = fmt::format("test report (best epoch {} by val {}):\n{}\n", summary.best_epoch,
                                       cfg.eval.metric, format_report(tr, test.matrix, data.label_names));

@@ -1,6 +1,7 @@
 // `lmforge train` with train.task = "classify": a GPT-2 body with a sequence-classification
-// head (the last non-padding token's state, as transformers' GPT2ForSequenceClassification)
-// trained on labelled examples from `lmforge prepare --label-field`, epoch by epoch: train and
+// head (the last non-padding token's state, as transformers' GPT2ForSequenceClassification),
+// or a BERT encoder with its pooler and classifier on [CLS] (model.preset bert-*), trained on
+// labelled examples from `lmforge prepare --label-field`, epoch by epoch: train and
 // validation loss and accuracy each epoch, the best checkpoint by eval.metric, and at the end a
 // test report (accuracy, per-class precision, recall, F1 and support, macro and weighted
 // averages, confusion matrix) next to majority-class and bag-of-words baselines, printed and

@@ -19,11 +19,11 @@ namespace {
 // Calls v(name, field, doc) for every key, in documentation order.
 template <class V>
 void visit_config(TrainConfig& c, V&& v) {
-    v("model.preset", c.model.preset, "GPT-2 size preset: gpt2, gpt2-medium, gpt2-large, gpt2-xl, gpt2-mini, gpt2-micro, gpt2-nano; the keys below override it");
+    v("model.preset", c.model.preset, "the architecture and size: GPT-2's gpt2, gpt2-medium, gpt2-large, gpt2-xl, gpt2-mini, gpt2-micro, gpt2-nano, or a BERT encoder's bert-tiny, bert-mini, bert-small, bert-medium, bert-base, bert-large (for classify and mlm); the keys below override it");
     v("model.n_layer", c.model.n_layer, "transformer blocks; 0: the preset's");
     v("model.n_head", c.model.n_head, "attention heads; 0: the preset's");
-    v("model.n_embd", c.model.n_embd, "width C; 0: the preset's");
-    v("model.block_size", c.model.block_size, "longest sequence (rows of the position table); 0: the preset's, raised to train.seq_len");
+    v("model.n_embd", c.model.n_embd, "width C (BERT: hidden, with the feed-forward 4 C); 0: the preset's");
+    v("model.block_size", c.model.block_size, "longest sequence (rows of the position table; BERT: max_position); 0: the preset's, raised to train.seq_len");
     v("model.vocab_size", c.model.vocab_size, "vocabulary; 0: the data's tokenizer's");
     v("model.init_from", c.model.init_from, "a checkpoint directory whose weights start the run (optimizer state is not taken)");
     v("data.dir", c.data.dir, "directory of token shards from lmforge prepare (required)");
@@ -35,7 +35,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.max_steps", c.train.max_steps, "optimizer steps");
     v("train.seed", c.train.seed, "seed of the weights' initialisation and of the data order");
     v("train.threads", c.train.threads, "threads per process; 0: the host's cores divided among its processes");
-    v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report");
+    v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT model (model.preset bert-*) on token shards");
     v("train.epochs", c.train.epochs, "classify: passes over the training split (train.max_steps and seq_len are not used: the data sets the length)");
     v("train.recompute", c.train.recompute, "activation recompute: none; gelu (GELU outputs recomputed in backward); block (each block re-runs its forward in backward, keeping only its output)");
     v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs, fp32 accumulation, master weights and moments); auto: bf16 where the CPU has AVX512_BF16");
@@ -317,7 +317,8 @@ void validate_config(const TrainConfig& c) {
     require(p == "fp32" || p == "bf16" || p == "auto", "train.precision", show(p), "must be fp32, bf16 or auto");
     const std::string& r = c.train.recompute;
     require(r == "none" || r == "gelu" || r == "block", "train.recompute", show(r), "must be none, gelu or block");
-    require(c.train.task == "lm" || c.train.task == "classify", "train.task", show(c.train.task), "must be lm or classify");
+    require(c.train.task == "lm" || c.train.task == "classify" || c.train.task == "mlm", "train.task", show(c.train.task),
+            "must be lm, classify or mlm");
     const std::string& m = c.eval.metric;
     require(m == "macro_f1" || m == "accuracy" || m == "loss", "eval.metric", show(m),
             "must be macro_f1, accuracy or loss");

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "model/bert.h"
+#include "model/gpt2.h"
 
 namespace lmforge {
 
@@ -20,29 +22,80 @@ int64_t data_vocab_size(const std::string& dir) {
     return j.is_object() && j.contains("vocab_size") ? j["vocab_size"].get<int64_t>() : 0;
 }
 
+// model.block_size, or the preset's context raised to seq_len.
+int64_t context_length(const TrainConfig& c, int64_t preset_context, int64_t seq_len) {
+    if (c.model.block_size <= 0) return std::max(preset_context, seq_len);
+    if (c.model.block_size < seq_len) {
+        throw InputError(fmt::format("the sequence length {} exceeds model.block_size = {}", seq_len,
+                                     c.model.block_size),
+                         "shorten train.seq_len (or prepare's --max-len) or raise model.block_size");
+    }
+    return c.model.block_size;
+}
+
 }  // namespace
+
+bool is_encoder(const TrainConfig& c) { return BertConfig::is_preset(c.model.preset); }
+
+int64_t tokenizer_vocab_size(const TrainConfig& c) {
+    const int64_t v = c.model.vocab_size > 0 ? c.model.vocab_size : data_vocab_size(c.data.dir);
+    if (v == 0) {
+        throw InputError(fmt::format("{}: no prepare.json to take the vocabulary size from", c.data.dir),
+                         "set model.vocab_size");
+    }
+    return v;
+}
 
 Gpt2Config model_config(const TrainConfig& c, int64_t seq_len) {
     Gpt2Config m = Gpt2Config::preset(c.model.preset);
     if (c.model.n_layer > 0) m.n_layer = c.model.n_layer;
     if (c.model.n_head > 0) m.n_head = c.model.n_head;
     if (c.model.n_embd > 0) m.n_embd = c.model.n_embd;
-    m.vocab_size = c.model.vocab_size > 0 ? c.model.vocab_size : data_vocab_size(c.data.dir);
-    if (m.vocab_size == 0) {
-        throw InputError(fmt::format("{}: no prepare.json to take the vocabulary size from", c.data.dir),
-                         "set model.vocab_size");
-    }
-    if (c.model.block_size > 0) {
-        m.block_size = c.model.block_size;
-        if (m.block_size < seq_len) {
-            throw InputError(fmt::format("the sequence length {} exceeds model.block_size = {}", seq_len, m.block_size),
-                             "shorten train.seq_len (or prepare's --max-len) or raise model.block_size");
-        }
-    } else {
-        m.block_size = std::max(m.block_size, seq_len);
-    }
+    m.vocab_size = tokenizer_vocab_size(c);
+    m.block_size = context_length(c, m.block_size, seq_len);
     m.validate();
     return m;
+}
+
+EncoderSpecials encoder_specials(const TrainConfig& c) { return EncoderSpecials::after(tokenizer_vocab_size(c)); }
+
+BertConfig bert_model_config(const TrainConfig& c, int64_t seq_len) {
+    BertConfig m = BertConfig::preset(c.model.preset);
+    if (c.model.n_layer > 0) m.n_layer = c.model.n_layer;
+    if (c.model.n_head > 0) m.n_head = c.model.n_head;
+    if (c.model.n_embd > 0) {
+        m.hidden = c.model.n_embd;
+        m.intermediate = 4 * c.model.n_embd;
+    }
+    m.vocab_size = encoder_specials(c).vocab_size;
+    m.max_position = context_length(c, m.max_position, seq_len);
+    m.validate();
+    return m;
+}
+
+std::unique_ptr<Model> make_model(const TrainConfig& c, int64_t seq_len, int64_t num_labels, backend::Gemm& gemm,
+                                  Precision precision, Recompute recompute) {
+    if (is_encoder(c)) {
+        if (recompute != Recompute::None) {
+            throw InputError(fmt::format("train.recompute = \"{}\" is for GPT-2 models", recompute_name(recompute)),
+                             "set train.recompute = \"none\" for a BERT model");
+        }
+        BertConfig m = bert_model_config(c, seq_len);
+        m.num_labels = num_labels;
+        m.validate();
+        return std::make_unique<Bert>(m, gemm, precision);
+    }
+    Gpt2Config m = model_config(c, seq_len);
+    m.num_labels = num_labels;
+    m.validate();
+    return std::make_unique<Gpt2>(m, gemm, precision, recompute);
+}
+
+std::string model_summary(const Model& model) {
+    const auto j = nlohmann::json::parse(model.config_json());
+    const int64_t width = j.contains("hidden") ? j["hidden"].get<int64_t>() : j["n_embd"].get<int64_t>();
+    return fmt::format("{}, {} layers, {} heads, width {}", j["arch"].get<std::string>(), j["n_layer"].get<int64_t>(),
+                       j["n_head"].get<int64_t>(), width);
 }
 
 }  // namespace lmforge

@@ -1,15 +1,41 @@
-// The model a training config asks for: the preset, its overrides, the data's vocabulary.
+// The model a training config asks for: GPT-2 or BERT by model.preset, the preset's shape
+// with model.* over it, and the vocabulary from the data.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
+#include "backend/gemm.h"
+#include "model/bert_config.h"
 #include "model/gpt2_config.h"
+#include "model/gpt2_acts.h"
+#include "model/model.h"
+#include "tokenizer/encoder_specials.h"
 #include "train/config.h"
 
 namespace lmforge {
 
-// model.* over the preset; the vocabulary from model.vocab_size, else the data directory's
-// prepare.json; block_size at least seq_len (InputError if set below it).
+// model.preset names a BERT preset (bert-tiny .. bert-large): an encoder.
+bool is_encoder(const TrainConfig& c);
+
+// The tokenizer's vocabulary: model.vocab_size, else the data directory's prepare.json.
+int64_t tokenizer_vocab_size(const TrainConfig& c);
+
+// model.* over the preset; the vocabulary from tokenizer_vocab_size; block_size at least
+// seq_len (InputError if set below it).
 Gpt2Config model_config(const TrainConfig& c, int64_t seq_len);
+// The same for BERT (n_embd sets hidden, with the feed-forward 4 · hidden; block_size sets
+// max_position); the vocabulary is the tokenizer's plus the encoder's special tokens.
+BertConfig bert_model_config(const TrainConfig& c, int64_t seq_len);
+// The encoder's special tokens for this config's data.
+EncoderSpecials encoder_specials(const TrainConfig& c);
+
+// GPT-2 or BERT as the config says, with num_labels classes (0: its language-model head).
+std::unique_ptr<Model> make_model(const TrainConfig& c, int64_t seq_len, int64_t num_labels, backend::Gemm& gemm,
+                                  Precision precision, Recompute recompute);
+
+// "gpt2, 4 layers, 4 heads, width 256" from the model's recorded config.
+std::string model_summary(const Model& model);
 
 }  // namespace lmforge

@@ -103,11 +103,12 @@ TEST_F(HfInterop, SequenceClassificationMatchesTransformers) {
     const auto ids = expected_.read_i32("cls_ids");
     const auto labels = expected_.read_i32("cls_labels");
     const int64_t B = 3, T = 13;
-    const auto last = last_non_pad_positions(ids.data(), B, T, 0);
-    EXPECT_EQ(last, (std::vector<int32_t>{8, 12, 3}));
+    auto lengths = last_non_pad_positions(ids.data(), B, T, 0);
+    EXPECT_EQ(lengths, (std::vector<int32_t>{8, 12, 3}));
+    for (int32_t& n : lengths) n += 1;
     model.plan(B, T);
     model.zero_grad();
-    const float loss = model.forward_classify(ids.data(), last.data(), labels.data());
+    const float loss = model.forward_classify(ids.data(), lengths.data(), labels.data());
     EXPECT_NEAR(loss, expected_.read_f32("cls_loss")[0], 1e-5 * loss);
     const auto want_logits = expected_.read_f32("cls_logits");
     EXPECT_TRUE(close(std::span<const float>(model.class_logits(), B * 3), std::span<const float>(want_logits), 0.0,
@@ -162,6 +163,25 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     deeper["n_layer"] = 3;
     expect_error(with_config("deeper", deeper, true), "no tensor 'transformer.h.2.ln_1.weight'");
     expect_error(with_config("no-weights", config, false), "model.safetensors");
+
+    // BERT: another architecture, another activation, a deeper config than its tensors.
+    std::ifstream bert_in(kFixtures + "/bert-mlm/config.json");
+    const auto bert = nlohmann::json::parse(bert_in);
+    const auto with_bert_config = [&](const std::string& name, nlohmann::json j) {
+        write(name + "/config.json", j.dump());
+        std::filesystem::copy_file(kFixtures + "/bert-mlm/model.safetensors", path(name + "/model.safetensors"));
+        return path(name);
+    };
+    auto pretraining = bert;
+    pretraining["architectures"] = {"BertForPreTraining"};
+    expect_error(with_bert_config("pretraining", pretraining), "architectures = BertForPreTraining is not supported");
+    auto tanh_gelu = bert;
+    tanh_gelu["hidden_act"] = "gelu_new";
+    expect_error(with_bert_config("gelu-new", tanh_gelu), "hidden_act = \"gelu_new\" is not supported");
+    auto deeper_bert = bert;
+    deeper_bert["num_hidden_layers"] = 3;
+    expect_error(with_bert_config("deeper-bert", deeper_bert),
+                 "no tensor 'bert.encoder.layer.2.attention.self.query.weight'");
 }
 
 }  // namespace

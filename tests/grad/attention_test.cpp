@@ -1,5 +1,6 @@
-// Causal self-attention: finite differences on the twin; the tiled online-softmax kernel
-// against the textbook twin, on lengths that cross and miss the tile edges.
+// Self-attention, causal (GPT-2) and bidirectional with padding (BERT): finite differences on
+// the twin; the tiled online-softmax kernel against the textbook twin, on lengths that cross
+// and miss the tile edges.
 #include "kernels/attention.h"
 
 #include <limits>
@@ -26,6 +27,44 @@ TEST(AttentionGrad, FiniteDifferences) {
     expect_matches_finite_differences({{"qkv", &qkv, &dqkv}}, loss);
 }
 
+TEST(AttentionGrad, FiniteDifferencesBidirectionalWithPadding) {
+    const int64_t B = 2, T = 5, NH = 2, C = 6;
+    const int32_t key_len[B] = {3, 5};  // sequence 0 has two padded positions
+    for (const bool causal : {false, true}) {
+        const kernels::AttentionMask mask{.causal = causal, .key_len = key_len};
+        auto qkv = random_vector<double>(B * T * 3 * C, 5);
+        const auto dout = random_vector<double>(B * T * C, 6);
+        std::vector<double> out(B * T * C), lse(B * NH * T), dqkv(qkv.size());
+        kernels::ref::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, mask);
+        kernels::ref::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH,
+                                         mask);
+        const auto loss = [&] {
+            std::vector<double> o(B * T * C), l(B * NH * T);
+            kernels::ref::attention_forward(o.data(), l.data(), qkv.data(), B, T, C, NH, mask);
+            return dot(o, dout);
+        };
+        expect_matches_finite_differences({{"qkv", &qkv, &dqkv}}, loss);
+    }
+}
+
+TEST(AttentionTwin, PaddedKeysChangeNothingAndGetZeroGradient) {
+    // A padded sequence must give its real rows exactly what the unpadded sequence gives.
+    const int64_t T = 7, NH = 1, C = 4, real = 4;
+    const auto qkv = random_vector<double>(T * 3 * C, 7);
+    const int32_t key_len[1] = {real};
+    std::vector<double> out(T * C), lse(NH * T), out_short(real * C), lse_short(NH * real);
+    std::vector<double> qkv_short(qkv.begin(), qkv.begin() + real * 3 * C);
+    kernels::ref::attention_forward(out.data(), lse.data(), qkv.data(), 1, T, C, NH, {false, key_len});
+    kernels::ref::attention_forward(out_short.data(), lse_short.data(), qkv_short.data(), 1, real, C, NH, {false});
+    for (int64_t i = 0; i < real * C; i++) EXPECT_NEAR(out[i], out_short[i], 1e-12);
+    // Padded query rows attend to the real keys: the same softmax inputs as any other row.
+    std::vector<double> dqkv(qkv.size());
+    kernels::ref::attention_backward(dqkv.data(), random_vector<double>(T * C, 8).data(), out.data(), lse.data(),
+                                     qkv.data(), 1, T, C, NH, {false, key_len});
+    for (int64_t t = real; t < T; t++)
+        for (int64_t c = C; c < 3 * C; c++) EXPECT_EQ(dqkv[t * 3 * C + c], 0.0) << "key/value row " << t;
+}
+
 TEST(AttentionTwin, KernelMatchesTwinOnRemainderShapes) {
     struct Shape { int64_t B, T, NH, C; };
     // T crosses the 64-row tile once or twice, fills it or misses it; HS 1, 20, 64, 16, 20, 300.
@@ -50,6 +89,35 @@ TEST(AttentionTwin, KernelMatchesTwinOnRemainderShapes) {
         kernels::ref::attention_backward(dqkv_r.data(), convert<double>(dout).data(), out_r.data(),
                                          lse_r.data(), qkv_r.data(), B, T, C, NH);
         EXPECT_TRUE(close(dqkv, dqkv_r, 1e-4, 1e-4)) << "T=" << T << " C=" << C;
+    }
+}
+
+TEST(AttentionTwin, KernelMatchesTwinWithPaddingMask) {
+    struct Shape { int64_t B, T, NH, C; };
+    for (const bool causal : {false, true}) {
+        for (const Shape s : {Shape{3, 13, 3, 60}, Shape{3, 97, 2, 48}, Shape{3, 130, 2, 40}}) {
+            const int64_t B = s.B, T = s.T, NH = s.NH, C = s.C;
+            // Lengths: one real token, a tile edge crossed, no padding at all.
+            const std::vector<int32_t> key_len = {1, static_cast<int32_t>(std::min<int64_t>(T, 70)),
+                                                  static_cast<int32_t>(T)};
+            const kernels::AttentionMask mask{.causal = causal, .key_len = key_len.data()};
+            const auto qkv = random_vector(B * T * 3 * C, 9, 2.0f);
+            const auto dout = random_vector(B * T * C, 10);
+            std::vector<float> out(B * T * C), lse(B * NH * T);
+            std::vector<double> out_r(out.size()), lse_r(lse.size());
+            const auto qkv_r = convert<double>(qkv);
+            kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, mask);
+            kernels::ref::attention_forward(out_r.data(), lse_r.data(), qkv_r.data(), B, T, C, NH, mask);
+            EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << "causal=" << causal << " T=" << T;
+            EXPECT_TRUE(close(lse, lse_r, kTwinRtol, kTwinAtol)) << "causal=" << causal << " T=" << T;
+            std::vector<float> dqkv(qkv.size(), std::numeric_limits<float>::quiet_NaN());
+            std::vector<double> dqkv_r(qkv.size());
+            kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH,
+                                        mask);
+            kernels::ref::attention_backward(dqkv_r.data(), convert<double>(dout).data(), out_r.data(), lse_r.data(),
+                                             qkv_r.data(), B, T, C, NH, mask);
+            EXPECT_TRUE(close(dqkv, dqkv_r, 1e-4, 1e-4)) << "causal=" << causal << " T=" << T;
+        }
     }
 }
 

@@ -1,6 +1,7 @@
-// GELU (tanh form): finite differences on the twin; kernel against twin.
+// GELU (tanh and exact erf forms): finite differences on the twins; kernels against twins.
 #include "kernels/gelu.h"
 
+#include <cmath>
 #include <limits>
 
 #include "gradcheck.h"
@@ -51,6 +52,87 @@ TEST(GeluTwin, Bf16OutputIsTheRoundedFp32Output) {
     std::vector<bf16> y_h(n), want(n);
     kernels::gelu_forward(y.data(), x.data(), n);
     kernels::gelu_forward(y_h.data(), x.data(), n);
+    for (int64_t i = 0; i < n; i++) want[i] = to_bf16(y[i]);
+    EXPECT_EQ(y_h, want);
+}
+
+// The exact form's twin is x·Φ(x), Φ the standard normal CDF: known values.
+TEST(GeluErfGrad, TwinIsXTimesNormalCdf) {
+    const std::vector<double> x = {1.0, -1.0, 3.0, -3.0, 0.0};
+    const std::vector<double> want = {0.8413447460685429, -0.15865525393145707, 2.99595030590511,
+                                      -0.00404969409489028, 0.0};
+    std::vector<double> out(x.size());
+    kernels::ref::gelu_erf_forward(out.data(), x.data(), static_cast<int64_t>(x.size()));
+    EXPECT_TRUE(close(out, want, 1e-14, 1e-15));
+}
+
+TEST(GeluErfGrad, FiniteDifferences) {
+    const int64_t n = 23;
+    auto x = random_vector<double>(n, 1, 3.0f);
+    const auto dout = random_vector<double>(n, 2);
+    std::vector<double> dx(n);
+    kernels::ref::gelu_erf_backward(dx.data(), dout.data(), x.data(), n);
+    const auto loss = [&] {
+        std::vector<double> out(n);
+        kernels::ref::gelu_erf_forward(out.data(), x.data(), n);
+        return dot(out, dout);
+    };
+    expect_matches_finite_differences({{"inp", &x, &dx}}, loss);
+}
+
+TEST(GeluErfTwin, KernelMatchesTwinOnRemainderShapes) {
+    for (const int64_t n : {1, 15, 17, 1000, 4099}) {
+        auto x = random_vector(n, 3, 4.0f);
+        x[0] = -12.0f;  // far tails: gelu -> 0 and -> x
+        if (n > 1) x[1] = 12.0f;
+        const auto dout = random_vector(n, 4);
+        std::vector<float> out(n);
+        std::vector<double> out_r(n);
+        kernels::gelu_erf_forward(out.data(), x.data(), n);
+        kernels::ref::gelu_erf_forward(out_r.data(), convert<double>(x).data(), n);
+        EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << "n=" << n;
+        auto dx = std::vector<float>(n, std::numeric_limits<float>::quiet_NaN());  // must be overwritten
+        auto dx_r = convert<double>(dx);
+        kernels::gelu_erf_backward(dx.data(), dout.data(), x.data(), n);
+        kernels::ref::gelu_erf_backward(dx_r.data(), convert<double>(dout).data(), convert<double>(x).data(), n);
+        EXPECT_TRUE(close(dx, dx_r, kTwinRtol, kTwinAtol)) << "n=" << n;
+    }
+}
+
+// Relative precision wherever the result is a normal float, the left tail included (there
+// gelu is tiny, and 1 + erf(x/√2) computed as a difference would lose every digit). gelu' is
+// Φ(x) + x·φ(x), which cancel near x = −0.75: its error is relative to the terms' size.
+TEST(GeluErfTwin, RelativePrecisionInBothTails) {
+    std::vector<float> x;
+    for (float v = -13.0f; v <= 13.0f; v += 1.0f / 256) x.push_back(v);
+    const auto n = static_cast<int64_t>(x.size());
+    std::vector<float> out(n), dx(n);
+    std::vector<double> out_r(n), dx_r(n);
+    const std::vector<float> ones(n, 1.0f);
+    kernels::gelu_erf_forward(out.data(), x.data(), n);
+    kernels::gelu_erf_backward(dx.data(), ones.data(), x.data(), n);
+    kernels::ref::gelu_erf_forward(out_r.data(), convert<double>(x).data(), n);
+    kernels::ref::gelu_erf_backward(dx_r.data(), convert<double>(ones).data(), convert<double>(x).data(), n);
+    const double tol = 2e-6;
+    for (int64_t i = 0; i < n; i++) {
+        const double xi = x[i], cdf = 0.5 * std::erfc(-xi / std::sqrt(2.0)),
+                     pdf = std::exp(-xi * xi / 2) / std::sqrt(2 * 3.14159265358979323846);
+        if (std::abs(out_r[i]) > 1e-37) {
+            EXPECT_NEAR(out[i], out_r[i], tol * std::abs(out_r[i])) << "gelu(" << xi << ")";
+        }
+        if (cdf + std::abs(xi) * pdf > 1e-37) {
+            EXPECT_NEAR(dx[i], dx_r[i], tol * (cdf + std::abs(xi) * pdf)) << "gelu'(" << xi << ")";
+        }
+    }
+}
+
+TEST(GeluErfTwin, Bf16OutputIsTheRoundedFp32Output) {
+    const int64_t n = 1000;
+    const auto x = random_vector(n, 6, 4.0f);
+    std::vector<float> y(n);
+    std::vector<bf16> y_h(n), want(n);
+    kernels::gelu_erf_forward(y.data(), x.data(), n);
+    kernels::gelu_erf_forward(y_h.data(), x.data(), n);
     for (int64_t i = 0; i < n; i++) want[i] = to_bf16(y[i]);
     EXPECT_EQ(y_h, want);
 }

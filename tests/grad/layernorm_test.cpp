@@ -93,5 +93,46 @@ TEST(LayerNormTwin, ResidualFusedMatchesAddThenTwin) {
     }
 }
 
+// BERT's eps (1e-12) on rows of small variance (~1e-6), where it matters: every forward
+// overload matches the twin at that eps, and not the twin at GPT-2's 1e-5 (rstd about 3.3x
+// larger), so the parameter is used.
+TEST(LayerNormTwin, EpsIsTheCallersOnSmallVarianceRows) {
+    const float eps = 1e-12f;
+    for (const int64_t C : {int64_t{37}, int64_t{384}}) {
+        const int64_t N = 4;
+        const auto a = random_vector(N * C, 21, 1e-3f), b = random_vector(N * C, 22, 1e-4f),
+                   w = random_vector(C, 23), bias = random_vector(C, 24);
+        std::vector<double> res_r(N * C);
+        for (int64_t i = 0; i < N * C; i++) res_r[i] = static_cast<double>(a[i] + b[i]);
+        const auto w_r = convert<double>(w), bias_r = convert<double>(bias);
+        std::vector<double> out_r(N * C), mean_r(N), rstd_r(N), out_5(N * C), mean_5(N), rstd_5(N);
+        kernels::ref::layernorm_forward(out_r.data(), mean_r.data(), rstd_r.data(), res_r.data(), w_r.data(),
+                                        bias_r.data(), N, C, static_cast<double>(eps));
+        kernels::ref::layernorm_forward(out_5.data(), mean_5.data(), rstd_5.data(), res_r.data(), w_r.data(),
+                                        bias_r.data(), N, C, 1e-5);
+        std::vector<float> res(N * C), out(N * C), mean(N), rstd(N);
+        kernels::residual_layernorm_forward(res.data(), out.data(), mean.data(), rstd.data(), a.data(), b.data(),
+                                            w.data(), bias.data(), N, C, eps);
+        EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << "C=" << C;
+        EXPECT_TRUE(close(rstd, rstd_r, kTwinRtol, 0.0)) << "C=" << C;
+        for (int64_t n = 0; n < N; n++) EXPECT_GT(rstd[n], 2.0 * rstd_5[n]) << "C=" << C << " row " << n;
+        EXPECT_FALSE(close(out, out_5, 0.1, 0.1)) << "C=" << C;
+        // The plain layernorm, fp32 and bf16 outputs; the fused one with a bf16 output.
+        std::vector<float> plain(N * C), mean2(N), rstd2(N), res2(N * C);
+        kernels::layernorm_forward(plain.data(), mean2.data(), rstd2.data(), res.data(), w.data(), bias.data(), N, C,
+                                   eps);
+        EXPECT_TRUE(close(plain, out_r, kTwinRtol, kTwinAtol)) << "C=" << C;
+        EXPECT_TRUE(close(rstd2, rstd_r, kTwinRtol, 0.0)) << "C=" << C;
+        std::vector<bf16> plain_h(N * C), fused_h(N * C), want_h(N * C);
+        for (int64_t i = 0; i < N * C; i++) want_h[i] = to_bf16(plain[i]);
+        kernels::layernorm_forward(plain_h.data(), mean2.data(), rstd2.data(), res.data(), w.data(), bias.data(), N,
+                                   C, eps);
+        EXPECT_EQ(plain_h, want_h) << "C=" << C;
+        kernels::residual_layernorm_forward(res2.data(), fused_h.data(), mean2.data(), rstd2.data(), a.data(),
+                                            b.data(), w.data(), bias.data(), N, C, eps);
+        EXPECT_EQ(fused_h, want_h) << "C=" << C;
+    }
+}
+
 }  // namespace
 }  // namespace lmforge::test

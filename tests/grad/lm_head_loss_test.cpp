@@ -1,8 +1,10 @@
 // The LM head fused with cross-entropy over vocabulary chunks: finite differences on the
 // unfused twin, then the chunked kernel against it — the same loss and gradients for every
-// chunk size, whether chunks divide the vocabulary or not, in fp32 and in bf16.
+// chunk size, whether chunks divide the vocabulary or not, with and without an output bias,
+// in fp32 and in bf16.
 #include "kernels/lm_head_loss.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "core/rng.h"
@@ -17,21 +19,22 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 TEST(LmHeadLossGrad, FiniteDifferences) {
     const int64_t N = 4, C = 3, V = 5, Vp = 8;  // three padding rows in wte
-    auto x = random_vector<double>(N * C, 1, 2.0f), wte = random_vector<double>(Vp * C, 2, 2.0f);
+    auto x = random_vector<double>(N * C, 1, 2.0f), wte = random_vector<double>(Vp * C, 2, 2.0f),
+         bias = random_vector<double>(V, 3);
     const std::vector<int32_t> targets = {0, 4, kernels::kIgnoreIndex, 2};
     const double dloss = 0.7;
-    std::vector<double> losses(N), lse(N), dx(N * C), dwte(Vp * C);
-    kernels::ref::lm_head_loss(losses.data(), lse.data(), dx.data(), dwte.data(), x.data(), wte.data(),
-                               targets.data(), dloss, N, C, V, Vp);
+    std::vector<double> losses(N), lse(N), dx(N * C), dwte(Vp * C), dbias(V);
+    kernels::ref::lm_head_loss(losses.data(), lse.data(), dx.data(), dwte.data(), dbias.data(), x.data(), wte.data(),
+                               bias.data(), targets.data(), dloss, N, C, V, Vp);
     const auto loss = [&] {
         std::vector<double> l(N), s(N), gx(N * C), gw(Vp * C);
-        kernels::ref::lm_head_loss(l.data(), s.data(), gx.data(), gw.data(), x.data(), wte.data(), targets.data(),
-                                   dloss, N, C, V, Vp);
+        kernels::ref::lm_head_loss(l.data(), s.data(), gx.data(), gw.data(), static_cast<double*>(nullptr), x.data(),
+                                   wte.data(), bias.data(), targets.data(), dloss, N, C, V, Vp);
         double total = 0;
         for (double v : l) total += dloss * v;
         return total;
     };
-    expect_matches_finite_differences({{"x", &x, &dx}, {"wte", &wte, &dwte}}, loss);
+    expect_matches_finite_differences({{"x", &x, &dx}, {"wte", &wte, &dwte}, {"bias", &bias, &dbias}}, loss);
 }
 
 struct Case {
@@ -41,9 +44,11 @@ struct Case {
 // Random inputs with garbage in wte's padding rows (it must not reach the loss) and some
 // ignored targets.
 struct Inputs {
-    std::vector<float> x, wte;
+    std::vector<float> x, wte, bias;
     std::vector<int32_t> targets;
-    Inputs(const Case& c, uint64_t seed) : x(random_vector(c.N * c.C, seed)), wte(random_vector(c.Vp * c.C, seed + 1)) {
+    Inputs(const Case& c, uint64_t seed)
+        : x(random_vector(c.N * c.C, seed)), wte(random_vector(c.Vp * c.C, seed + 1)),
+          bias(random_vector(c.V, seed + 3)) {
         for (int64_t i = c.V * c.C; i < c.Vp * c.C; i++) wte[i] = 1e3f;
         Rng rng(seed + 2);
         for (int64_t n = 0; n < c.N; n++) targets.push_back(static_cast<int32_t>(rng.below(c.V)));
@@ -51,13 +56,22 @@ struct Inputs {
     }
 };
 
+// The twin's results; bias may be null. row_max: each row's largest logit, by definition.
 struct Expected {
-    std::vector<double> losses, lse, dx, dwte;
-    Expected(const Case& c, const std::vector<double>& x, const std::vector<double>& wte,
+    std::vector<double> losses, lse, dx, dwte, dbias, row_max;
+    Expected(const Case& c, const std::vector<double>& x, const std::vector<double>& wte, const double* bias,
              const std::vector<int32_t>& targets, double dloss)
-        : losses(c.N), lse(c.N), dx(c.N * c.C), dwte(c.Vp * c.C) {
-        kernels::ref::lm_head_loss(losses.data(), lse.data(), dx.data(), dwte.data(), x.data(), wte.data(),
-                                   targets.data(), dloss, c.N, c.C, c.V, c.Vp);
+        : losses(c.N), lse(c.N), dx(c.N * c.C), dwte(c.Vp * c.C), dbias(c.V), row_max(c.N) {
+        kernels::ref::lm_head_loss(losses.data(), lse.data(), dx.data(), dwte.data(), dbias.data(), x.data(),
+                                   wte.data(), bias, targets.data(), dloss, c.N, c.C, c.V, c.Vp);
+        for (int64_t n = 0; n < c.N; n++) {
+            row_max[n] = -std::numeric_limits<double>::infinity();
+            for (int64_t v = 0; v < c.V; v++) {
+                double logit = bias != nullptr ? bias[v] : 0.0;
+                for (int64_t k = 0; k < c.C; k++) logit += x[n * c.C + k] * wte[v * c.C + k];
+                row_max[n] = std::max(row_max[n], logit);
+            }
+        }
     }
 };
 
@@ -68,56 +82,87 @@ class LmHeadLossTwin : public ::testing::TestWithParam<backend::GemmKind> {};
 
 TEST_P(LmHeadLossTwin, ChunkedEqualsUnfusedLossAndGradient) {
     auto gemm = backend::make_gemm(GetParam());
-    for (const Case& c : kCases) {
-        const Inputs in(c, 3);
-        const Expected want(c, convert<double>(in.x), convert<double>(in.wte), in.targets, kDloss);
-        // 64 and 100 split the vocabulary (100 leaves a remainder); V is one chunk.
-        for (const int64_t chunk : {int64_t{64}, int64_t{100}, c.V}) {
-            const kernels::LmHeadLossShape s{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = chunk};
-            std::vector<float> losses(c.N), lse(c.N), logits(c.N * chunk), scratch(c.N);
-            kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), in.x.data(), in.wte.data(),
-                                          in.targets.data(), logits.data(), scratch.data());
-            EXPECT_TRUE(close(losses, want.losses, kTwinRtol, kTwinAtol)) << c.V << " by " << chunk;
-            EXPECT_TRUE(close(lse, want.lse, kTwinRtol, kTwinAtol)) << c.V << " by " << chunk;
-            // NaN where the kernel must write; dlogits in place over the logits, as in fp32 training.
-            std::vector<float> dx(c.N * c.C, kNaN), dwte(c.Vp * c.C, kNaN);
-            kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte.data(), false, in.x.data(), in.wte.data(),
-                                           lse.data(), in.targets.data(), kDloss, logits.data(), logits.data());
-            EXPECT_TRUE(close(dx, want.dx, kTwinRtol, kTwinAtol)) << c.V << " by " << chunk;
-            EXPECT_TRUE(close(dwte, want.dwte, kTwinRtol, kTwinAtol)) << c.V << " by " << chunk;
-            // Accumulating: dwte += the same gradient.
-            auto dwte_acc = random_vector(c.Vp * c.C, 9);
-            auto want_acc = convert<double>(dwte_acc);
-            for (size_t i = 0; i < want_acc.size(); i++) want_acc[i] += want.dwte[i];
-            kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte_acc.data(), true, in.x.data(), in.wte.data(),
-                                           lse.data(), in.targets.data(), kDloss, logits.data(), logits.data());
-            EXPECT_TRUE(close(dwte_acc, want_acc, kTwinRtol, kTwinAtol)) << c.V << " by " << chunk;
+    for (const bool with_bias : {false, true}) {
+        for (const Case& c : kCases) {
+            const Inputs in(c, 3);
+            const auto bias_r = convert<double>(in.bias);
+            const float* bias = with_bias ? in.bias.data() : nullptr;
+            const Expected want(c, convert<double>(in.x), convert<double>(in.wte), with_bias ? bias_r.data() : nullptr,
+                                in.targets, kDloss);
+            // 64 and 100 split the vocabulary (100 leaves a remainder); V is one chunk.
+            for (const int64_t chunk : {int64_t{64}, int64_t{100}, c.V}) {
+                const auto where = ::testing::Message() << c.V << " by " << chunk << (with_bias ? ", bias" : "");
+                const kernels::LmHeadLossShape s{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = chunk};
+                std::vector<float> losses(c.N), lse(c.N), logits(c.N * chunk), target_logit(c.N), row_max(c.N);
+                kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), in.x.data(), in.wte.data(), bias,
+                                              in.targets.data(), logits.data(), target_logit.data(), row_max.data());
+                EXPECT_TRUE(close(losses, want.losses, kTwinRtol, kTwinAtol)) << where;
+                EXPECT_TRUE(close(lse, want.lse, kTwinRtol, kTwinAtol)) << where;
+                EXPECT_TRUE(close(row_max, want.row_max, kTwinRtol, kTwinAtol)) << where;
+                // NaN where the kernel must write; dlogits in place over the logits, as in fp32 training.
+                std::vector<float> dx(c.N * c.C, kNaN), dwte(c.Vp * c.C, kNaN), dbias_values(c.V, kNaN);
+                float* dbias = with_bias ? dbias_values.data() : nullptr;
+                kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte.data(), dbias, false, in.x.data(),
+                                               in.wte.data(), bias, lse.data(), in.targets.data(), kDloss,
+                                               logits.data(), logits.data());
+                EXPECT_TRUE(close(dx, want.dx, kTwinRtol, kTwinAtol)) << where;
+                EXPECT_TRUE(close(dwte, want.dwte, kTwinRtol, kTwinAtol)) << where;
+                if (with_bias) {
+                    EXPECT_TRUE(close(dbias_values, want.dbias, kTwinRtol, kTwinAtol)) << where;
+                }
+                // Accumulating: dwte and dbias += the same gradient.
+                auto dwte_acc = random_vector(c.Vp * c.C, 9), dbias_acc = random_vector(c.V, 10);
+                auto want_acc = convert<double>(dwte_acc), want_dbias_acc = convert<double>(dbias_acc);
+                for (size_t i = 0; i < want_acc.size(); i++) want_acc[i] += want.dwte[i];
+                for (size_t i = 0; i < want_dbias_acc.size(); i++) want_dbias_acc[i] += want.dbias[i];
+                kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte_acc.data(),
+                                               with_bias ? dbias_acc.data() : nullptr, true, in.x.data(),
+                                               in.wte.data(), bias, lse.data(), in.targets.data(), kDloss,
+                                               logits.data(), logits.data());
+                EXPECT_TRUE(close(dwte_acc, want_acc, kTwinRtol, kTwinAtol)) << where;
+                if (with_bias) {
+                    EXPECT_TRUE(close(dbias_acc, want_dbias_acc, kTwinRtol, kTwinAtol)) << where;
+                }
+            }
         }
     }
 }
 
 // Mixed precision: x and wte rounded to bf16, the twin run on the rounded values in double.
-// The loss matches as fp32 does; the gradients carry dlogits' bf16 rounding (2⁻⁹ relative).
+// The loss matches as fp32 does; dx and dwte carry dlogits' bf16 rounding (2⁻⁹ relative);
+// dbias, summed from the fp32 dlogits, matches as fp32 does (bf16 dlogits would miss by
+// about 2⁻⁹ of its terms, far outside that tolerance).
 TEST_P(LmHeadLossTwin, Bf16ChunkedMatchesTwinOnRoundedInputs) {
     auto gemm = backend::make_gemm(GetParam());
-    for (const Case& c : kCases) {
-        const Inputs in(c, 4);
-        const auto [x_h, x_r] = round_to_bf16(in.x);
-        const auto [wte_h, wte_r] = round_to_bf16(in.wte);
-        const Expected want(c, x_r, wte_r, in.targets, kDloss);
-        for (const int64_t chunk : {int64_t{64}, c.V}) {
-            const kernels::LmHeadLossShape s{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = chunk};
-            std::vector<float> losses(c.N), lse(c.N), logits(c.N * chunk), scratch(c.N);
-            std::vector<bf16> dlogits(c.N * chunk);
-            kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x_h.data(), wte_h.data(),
-                                          in.targets.data(), logits.data(), scratch.data());
-            EXPECT_TRUE(close(losses, want.losses, kTwinRtol, kTwinAtol)) << c.V << " by " << chunk;
-            std::vector<float> dx(c.N * c.C, kNaN), dwte(c.Vp * c.C, kNaN);
-            kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte.data(), false, x_h.data(), wte_h.data(),
-                                           lse.data(), in.targets.data(), kDloss, logits.data(), dlogits.data());
-            const double bf16_tol = 8e-3;
-            EXPECT_TRUE(close(dx, want.dx, bf16_tol, bf16_tol * max_abs(std::span<const double>(want.dx))));
-            EXPECT_TRUE(close(dwte, want.dwte, bf16_tol, bf16_tol * max_abs(std::span<const double>(want.dwte))));
+    for (const bool with_bias : {false, true}) {
+        for (const Case& c : kCases) {
+            const Inputs in(c, 4);
+            const auto [x_h, x_r] = round_to_bf16(in.x);
+            const auto [wte_h, wte_r] = round_to_bf16(in.wte);
+            const auto bias_r = convert<double>(in.bias);
+            const float* bias = with_bias ? in.bias.data() : nullptr;
+            const Expected want(c, x_r, wte_r, with_bias ? bias_r.data() : nullptr, in.targets, kDloss);
+            for (const int64_t chunk : {int64_t{64}, c.V}) {
+                const auto where = ::testing::Message() << c.V << " by " << chunk << (with_bias ? ", bias" : "");
+                const kernels::LmHeadLossShape s{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = chunk};
+                std::vector<float> losses(c.N), lse(c.N), logits(c.N * chunk), scratch(c.N);
+                std::vector<bf16> dlogits(c.N * chunk);
+                kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x_h.data(), wte_h.data(), bias,
+                                              in.targets.data(), logits.data(), scratch.data());
+                EXPECT_TRUE(close(losses, want.losses, kTwinRtol, kTwinAtol)) << where;
+                std::vector<float> dx(c.N * c.C, kNaN), dwte(c.Vp * c.C, kNaN), dbias(c.V, kNaN);
+                kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte.data(), with_bias ? dbias.data() : nullptr,
+                                               false, x_h.data(), wte_h.data(), bias, lse.data(), in.targets.data(),
+                                               kDloss, logits.data(), dlogits.data());
+                const double bf16_tol = 8e-3;
+                EXPECT_TRUE(close(dx, want.dx, bf16_tol, bf16_tol * max_abs(std::span<const double>(want.dx))))
+                    << where;
+                EXPECT_TRUE(close(dwte, want.dwte, bf16_tol, bf16_tol * max_abs(std::span<const double>(want.dwte))))
+                    << where;
+                if (with_bias) {
+                    EXPECT_TRUE(close(dbias, want.dbias, kTwinRtol, 1e-7)) << where;
+                }
+            }
         }
     }
 }

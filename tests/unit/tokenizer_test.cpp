@@ -14,6 +14,7 @@
 #include "tokenizer/bpe.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/char_tokenizer.h"
+#include "tokenizer/encoder_specials.h"
 #include "tokenizer/pretokenizer.h"
 #include "temp_dir.h"
 #include "test_util.h"
@@ -214,6 +215,29 @@ TEST_F(TokenizerFiles, DamagedFilesAreNamedWithTheLine) {
                   .find("not a BPE tokenizer.json"),
               std::string::npos);
     EXPECT_NE(test::input_error_of([&] { load_tokenizer("no/such/thing", ""); }).find("unknown tokenizer"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lmforge
+
+namespace lmforge {
+namespace {
+
+// An encoder's special tokens join the BPE vocabulary after its own ids: encode() turns their
+// text into them, decode() back, and a second [MASK] is refused.
+TEST(Bpe, GainsTheEncoderSpecialTokens) {
+    auto bpe = tiny_bpe();
+    const int64_t before = bpe->vocab_size();
+    const EncoderSpecials sp = add_encoder_specials(*bpe);
+    EXPECT_EQ(sp.pad, before);
+    EXPECT_EQ(sp.mask, before + 3);
+    EXPECT_EQ(bpe->vocab_size(), before + 4);
+    EXPECT_EQ(sp.vocab_size, bpe->vocab_size());
+    const std::vector<TokenId> ids = bpe->encode("[CLS]ab[MASK]c[SEP][PAD]");
+    EXPECT_EQ(ids, (std::vector<TokenId>{sp.cls, 256, sp.mask, 'c', sp.sep, sp.pad}));
+    EXPECT_EQ(bpe->decode(ids), "[CLS]ab[MASK]c[SEP][PAD]");
+    EXPECT_EQ(bpe->encode_ordinary("[MASK]").size(), 6u);  // ordinary encoding: its characters
+    EXPECT_THROW(bpe->add_special("[MASK]"), InputError);
 }
 
 }  // namespace

@@ -8,20 +8,29 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/attention.h"
+
 namespace lmforge::kernels::ref {
+
+// Query i of sequence b sees keys 0..visible_end-1.
+inline int64_t visible_end(const AttentionMask& mask, int64_t b, int64_t i, int64_t T) {
+    const int64_t kl = mask.key_len != nullptr ? mask.key_len[b] : T;
+    return mask.causal ? std::min(i + 1, kl) : kl;
+}
 
 template <class T_>
 void attention_forward(T_* out, T_* lse, const T_* qkv, int64_t B, int64_t T, int64_t C,
-                       int64_t NH) {
+                       int64_t NH, const AttentionMask& mask = {}) {
     const int64_t HS = C / NH, C3 = 3 * C;
     const T_ scale = T_(1) / std::sqrt(T_(HS));
     std::vector<T_> s(T);
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < NH; h++)
             for (int64_t i = 0; i < T; i++) {
+                const int64_t end = visible_end(mask, b, i, T);
                 const T_* q = qkv + (b * T + i) * C3 + h * HS;
                 T_ max = -1e30;
-                for (int64_t j = 0; j <= i; j++) {
+                for (int64_t j = 0; j < end; j++) {
                     const T_* k = qkv + (b * T + j) * C3 + C + h * HS;
                     T_ acc = 0;
                     for (int64_t d = 0; d < HS; d++) acc += q[d] * k[d];
@@ -29,10 +38,10 @@ void attention_forward(T_* out, T_* lse, const T_* qkv, int64_t B, int64_t T, in
                     max = s[j] > max ? s[j] : max;
                 }
                 T_ sum = 0;
-                for (int64_t j = 0; j <= i; j++) sum += std::exp(s[j] - max);
+                for (int64_t j = 0; j < end; j++) sum += std::exp(s[j] - max);
                 T_* o = out + (b * T + i) * C + h * HS;
                 for (int64_t d = 0; d < HS; d++) o[d] = 0;
-                for (int64_t j = 0; j <= i; j++) {
+                for (int64_t j = 0; j < end; j++) {
                     const T_ p = std::exp(s[j] - max) / sum;
                     const T_* v = qkv + (b * T + j) * C3 + 2 * C + h * HS;
                     for (int64_t d = 0; d < HS; d++) o[d] += p * v[d];
@@ -43,7 +52,8 @@ void attention_forward(T_* out, T_* lse, const T_* qkv, int64_t B, int64_t T, in
 
 template <class T_>
 void attention_backward(T_* dqkv, const T_* dout, const T_* /*out*/, const T_* lse,
-                        const T_* qkv, int64_t B, int64_t T, int64_t C, int64_t NH) {
+                        const T_* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
+                        const AttentionMask& mask = {}) {
     const int64_t HS = C / NH, C3 = 3 * C;
     const T_ scale = T_(1) / std::sqrt(T_(HS));
     std::vector<T_> p(T), dp(T);
@@ -51,10 +61,11 @@ void attention_backward(T_* dqkv, const T_* dout, const T_* /*out*/, const T_* l
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < NH; h++)
             for (int64_t i = 0; i < T; i++) {
+                const int64_t end = visible_end(mask, b, i, T);
                 const T_* q = qkv + (b * T + i) * C3 + h * HS;
                 const T_* dO = dout + (b * T + i) * C + h * HS;
                 T_ pdp = 0;
-                for (int64_t j = 0; j <= i; j++) {
+                for (int64_t j = 0; j < end; j++) {
                     const T_* k = qkv + (b * T + j) * C3 + C + h * HS;
                     const T_* v = qkv + (b * T + j) * C3 + 2 * C + h * HS;
                     T_ s = 0, d = 0;
@@ -66,7 +77,7 @@ void attention_backward(T_* dqkv, const T_* dout, const T_* /*out*/, const T_* l
                     dp[j] = d;
                     pdp += p[j] * d;
                 }
-                for (int64_t j = 0; j <= i; j++) {
+                for (int64_t j = 0; j < end; j++) {
                     const T_ ds = p[j] * (dp[j] - pdp);
                     const T_* k = qkv + (b * T + j) * C3 + C + h * HS;
                     T_* dq = dqkv + (b * T + i) * C3 + h * HS;

@@ -52,4 +52,15 @@ void head_backward(T_* dx, T_* dw, const T_* dlogits, const T_* x, const T_* w, 
         }
 }
 
+// The bias gradient of such a head, logits + b: db (V) = column sums of dlogits (N, Vp; the
+// first V columns), written (=).
+template <class T_>
+void head_bias_backward(T_* db, const T_* dlogits, int64_t N, int64_t V, int64_t Vp) {
+    for (int64_t v = 0; v < V; v++) {
+        T_ acc = 0;
+        for (int64_t n = 0; n < N; n++) acc += dlogits[n * Vp + v];
+        db[v] = acc;
+    }
+}
+
 }  // namespace lmforge::kernels::ref

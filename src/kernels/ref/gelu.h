@@ -26,4 +26,23 @@ void gelu_backward(T_* dinp, const T_* dout, const T_* inp, int64_t n) {
     }
 }
 
+// The erf form: 0.5 x (1 + erf(x/√2)), with 1 + erf(y) as erfc(−y), exact in the left tail.
+template <class T_>
+void gelu_erf_forward(T_* out, const T_* inp, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        const T_ x = inp[i];
+        out[i] = T_(0.5) * x * std::erfc(-x / std::sqrt(T_(2)));
+    }
+}
+
+template <class T_>
+void gelu_erf_backward(T_* dinp, const T_* dout, const T_* inp, int64_t n) {
+    const T_ pi = T_(3.14159265358979323846);
+    for (int64_t i = 0; i < n; i++) {
+        const T_ x = inp[i];
+        const T_ cdf = T_(0.5) * std::erfc(-x / std::sqrt(T_(2)));
+        dinp[i] = dout[i] * (cdf + x * std::exp(-x * x / T_(2)) / std::sqrt(T_(2) * pi));
+    }
+}
+
 }  // namespace lmforge::kernels::ref

@@ -1,4 +1,4 @@
-// Scalar twin of kernels/layernorm.h.
+// Scalar twin of kernels/layernorm.h (eps defaults to GPT-2's, as the kernel's).
 #pragma once
 
 #include <cmath>

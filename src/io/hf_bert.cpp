@@ -1,0 +1,125 @@
+#include "io/hf_bert.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "io/hf_common.h"
+#include "io/safetensors.h"
+
+namespace lmforge {
+
+using json = nlohmann::json;
+
+bool is_hf_bert_dir(const std::string& dir) {
+    if (!std::filesystem::exists(dir + "/config.json")) return false;
+    return read_hf_config_json(dir + "/config.json").value("model_type", "") == "bert";
+}
+
+BertConfig read_hf_bert_config(const std::string& dir) {
+    const std::string path = dir + "/config.json";
+    const json j = read_hf_config_json(path);
+    const auto fail = [&](const std::string& field, const std::string& what, const std::string& hint = "") {
+        throw InputError(fmt::format("{}: {} {}", path, field, what), hint);
+    };
+    if (j.value("model_type", "") != "bert") {
+        fail("model_type", fmt::format("= \"{}\" is not BERT", j.value("model_type", "")));
+    }
+    std::string arch = "BertForMaskedLM";
+    if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty()) {
+        arch = j["architectures"][0].get<std::string>();
+        if (arch != "BertForMaskedLM" && arch != "BertForSequenceClassification") {
+            fail("architectures", fmt::format("= {} is not supported", arch),
+                 "lmforge imports BertForMaskedLM and BertForSequenceClassification");
+        }
+    }
+    const auto integer = [&](const char* field) -> int64_t {
+        if (!j.contains(field) || !j[field].is_number_integer()) fail(field, "is missing or not an integer");
+        return j[field].get<int64_t>();
+    };
+    BertConfig cfg;
+    cfg.n_layer = integer("num_hidden_layers");
+    cfg.n_head = integer("num_attention_heads");
+    cfg.hidden = integer("hidden_size");
+    cfg.intermediate = integer("intermediate_size");
+    cfg.vocab_size = integer("vocab_size");
+    cfg.max_position = integer("max_position_embeddings");
+    cfg.type_vocab_size = j.value("type_vocab_size", int64_t{2});
+    cfg.layer_norm_eps = static_cast<float>(j.value("layer_norm_eps", 1e-12));
+    // What lmforge computes: the erf GELU, absolute positions, a plain encoder, a tied decoder.
+    if (const std::string act = j.value("hidden_act", "gelu"); act != "gelu") {
+        fail("hidden_act", fmt::format("= \"{}\" is not supported", act), "lmforge's BERT computes \"gelu\" (erf)");
+    }
+    if (const std::string pos = j.value("position_embedding_type", "absolute"); pos != "absolute") {
+        fail("position_embedding_type", fmt::format("= \"{}\" is not supported", pos));
+    }
+    if (j.value("is_decoder", false)) fail("is_decoder", "= true is not supported");
+    if (j.value("add_cross_attention", false)) fail("add_cross_attention", "= true is not supported");
+    if (!j.value("tie_word_embeddings", true)) fail("tie_word_embeddings", "= false is not supported");
+    if (arch == "BertForSequenceClassification") {
+        const std::string problem = j.contains("problem_type") && j["problem_type"].is_string()
+                                        ? j["problem_type"].get<std::string>()
+                                        : "single_label_classification";
+        if (problem != "single_label_classification") {
+            fail("problem_type", fmt::format("= \"{}\" is not supported", problem),
+                 "lmforge trains single-label classifiers (softmax cross-entropy)");
+        }
+        cfg.num_labels = hf_num_labels(j);
+    }
+    try {
+        cfg.validate();
+    } catch (const InputError& e) {
+        throw InputError(fmt::format("{}: {}", path, e.what()));
+    }
+    return cfg;
+}
+
+void load_hf_bert_weights(Bert& model, const std::string& dir) {
+    const SafetensorsReader file(dir + "/model.safetensors");
+    float* params = model.params().data();
+    for (const ParamSpec& s : model.layout().specs()) read_hf_tensor(file, s.name, s, params);
+    if (model.num_labels() == 0) {  // the decoder, if saved although tied
+        check_tied_copy(file, "cls.predictions.decoder.weight",
+                        model.layout().find("bert.embeddings.word_embeddings.weight"), params);
+        check_tied_copy(file, "cls.predictions.decoder.bias", model.layout().find("cls.predictions.bias"), params);
+    }
+    model.weights_changed();
+}
+
+void save_hf_bert(const Bert& model, const std::string& dir) {
+    const BertConfig& c = model.config();
+    // Dropout 0: lmforge trains without it, so fine-tuning in transformers continues alike.
+    json config = {{"architectures", {c.num_labels > 0 ? "BertForSequenceClassification" : "BertForMaskedLM"}},
+                   {"model_type", "bert"},
+                   {"num_hidden_layers", c.n_layer},
+                   {"num_attention_heads", c.n_head},
+                   {"hidden_size", c.hidden},
+                   {"intermediate_size", c.intermediate},
+                   {"vocab_size", c.vocab_size},
+                   {"max_position_embeddings", c.max_position},
+                   {"type_vocab_size", c.type_vocab_size},
+                   {"hidden_act", "gelu"},
+                   {"layer_norm_eps", c.layer_norm_eps},
+                   {"position_embedding_type", "absolute"},
+                   {"hidden_dropout_prob", 0.0},
+                   {"attention_probs_dropout_prob", 0.0},
+                   {"initializer_range", 0.02},
+                   {"tie_word_embeddings", true},
+                   {"is_decoder", false},
+                   {"add_cross_attention", false},
+                   {"torch_dtype", "float32"}};
+    if (c.num_labels > 0) add_hf_label_maps(config, c.num_labels);
+    SafetensorsWriter w;
+    for (const ParamSpec& s : model.layout().specs()) w.add(s.name, Dtype::F32, s.shape, model.params().data() + s.offset);
+    w.add_metadata("format", "pt");
+    publish_directory(dir, [&](const std::string& tmp) {
+        write_text_atomic(tmp + "/config.json", config.dump(2) + "\n");
+        w.write(tmp + "/model.safetensors");
+    });
+}
+
+}  // namespace lmforge

@@ -1,0 +1,30 @@
+// Hugging Face BERT directories (config.json + model.safetensors, as save_pretrained writes
+// them) to and from lmforge's BERT. lmforge keeps BERT's weights under Hugging Face's names and
+// shapes, so moving between the two is dtype conversion and a config file. Only what lmforge
+// computes exactly is accepted: BertForMaskedLM and BertForSequenceClassification with the erf
+// GELU ("gelu"), absolute positions, an encoder without cross-attention, a tied decoder.
+#pragma once
+
+#include <string>
+
+#include "model/bert.h"
+
+namespace lmforge {
+
+// The model shape from DIR/config.json. InputError naming the file and field for anything
+// lmforge does not compute exactly.
+BertConfig read_hf_bert_config(const std::string& dir);
+
+// Weights from DIR/model.safetensors (F32, F16 or BF16) into a model of read_hf_bert_config's
+// shape. InputError naming the file and the first missing or misshapen tensor.
+void load_hf_bert_weights(Bert& model, const std::string& dir);
+
+// Writes DIR/config.json and DIR/model.safetensors (F32) that transformers' from_pretrained
+// loads as BertForMaskedLM, or BertForSequenceClassification with a classifier. DIR is created
+// or replaced atomically.
+void save_hf_bert(const Bert& model, const std::string& dir);
+
+// Whether DIR/config.json names model_type "bert".
+bool is_hf_bert_dir(const std::string& dir);
+
+}  // namespace lmforge

@@ -1,0 +1,113 @@
+#include "io/hf_common.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "core/error.h"
+#include "kernels/bf16.h"
+
+namespace lmforge {
+
+using json = nlohmann::json;
+
+namespace {
+
+// IEEE half to float (subnormals, infinities and NaN included).
+float from_f16(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    const uint32_t exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
+    if (exp == 0) {
+        const float value = std::ldexp(static_cast<float>(mant), -24);  // zero or subnormal
+        return sign != 0 ? -value : value;
+    }
+    const uint32_t bits = exp == 0x1F ? (sign | 0x7F800000u | (mant << 13)) : (sign | ((exp + 112) << 23) | (mant << 13));
+    float f;
+    std::memcpy(&f, &bits, sizeof(f));
+    return f;
+}
+
+// Copies tensor `name` into out (numel elements) as float, from F32, F16 or BF16.
+void read_as_f32(const SafetensorsReader& file, const std::string& name, float* out, int64_t numel) {
+    const TensorInfo& t = file.info(name);
+    const std::span<const std::byte> raw = file.raw(name);
+    switch (t.dtype) {
+        case Dtype::F32:
+            file.read(name, std::span<float>(out, static_cast<size_t>(numel)));
+            return;
+        case Dtype::F16:
+        case Dtype::BF16:
+            for (int64_t i = 0; i < numel; i++) {
+                uint16_t h;
+                std::memcpy(&h, raw.data() + 2 * i, 2);
+                out[i] = t.dtype == Dtype::F16 ? from_f16(h) : from_bf16(h);
+            }
+            return;
+        default:
+            throw InputError(fmt::format("{}: tensor '{}' is {}; lmforge reads F32, F16 and BF16", file.path(), name,
+                                         dtype_name(t.dtype)));
+    }
+}
+
+}  // namespace
+
+json read_hf_config_json(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) {
+        throw InputError(fmt::format("{}: cannot open", path),
+                         "a Hugging Face model directory holds config.json and model.safetensors (save_pretrained)");
+    }
+    try {
+        return json::parse(in);
+    } catch (const json::exception& e) {
+        throw InputError(fmt::format("{}: not JSON: {}", path, e.what()));
+    }
+}
+
+void read_hf_tensor(const SafetensorsReader& file, const std::string& name, const ParamSpec& spec, float* params) {
+    if (!file.contains(name)) {
+        throw InputError(fmt::format("{}: no tensor '{}'", file.path(), name),
+                         "the file is incomplete or of another model than its config.json");
+    }
+    if (file.info(name).shape != spec.shape) {
+        throw InputError(fmt::format("{}: tensor '{}' has shape [{}], config.json implies [{}]", file.path(), name,
+                                     fmt::join(file.info(name).shape, ", "), fmt::join(spec.shape, ", ")));
+    }
+    read_as_f32(file, name, params + spec.offset, spec.numel);
+    std::fill(params + spec.offset + spec.numel, params + spec.offset + spec.reserved, 0.0f);  // padding rows
+}
+
+void check_tied_copy(const SafetensorsReader& file, const std::string& name, const ParamSpec& spec,
+                     const float* params) {
+    if (!file.contains(name)) return;
+    if (file.info(name).shape != spec.shape) {
+        throw InputError(fmt::format("{}: {} has another shape than {}", file.path(), name, spec.name));
+    }
+    std::vector<float> copy(static_cast<size_t>(spec.numel));
+    read_as_f32(file, name, copy.data(), spec.numel);
+    if (std::memcmp(copy.data(), params + spec.offset, copy.size() * sizeof(float)) != 0) {
+        throw InputError(fmt::format("{}: {} differs from {}", file.path(), name, spec.name),
+                         "lmforge ties the output layer to the token embedding");
+    }
+}
+
+int64_t hf_num_labels(const json& config) {
+    if (config.contains("id2label") && config["id2label"].is_object()) return static_cast<int64_t>(config["id2label"].size());
+    return config.value("num_labels", int64_t{2});
+}
+
+void add_hf_label_maps(json& config, int64_t num_labels) {
+    json id2label = json::object(), label2id = json::object();
+    for (int64_t i = 0; i < num_labels; i++) {
+        id2label[std::to_string(i)] = fmt::format("LABEL_{}", i);
+        label2id[fmt::format("LABEL_{}", i)] = i;
+    }
+    config["id2label"] = id2label;
+    config["label2id"] = label2id;
+}
+
+}  // namespace lmforge

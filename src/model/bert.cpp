@@ -1,0 +1,378 @@
+#include "model/bert.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "kernels/attention.h"
+#include "kernels/bf16.h"
+#include "kernels/classifier.h"
+#include "kernels/crossentropy.h"
+#include "kernels/encoder.h"
+#include "kernels/gelu.h"
+#include "kernels/layernorm.h"
+#include "kernels/linear.h"
+#include "kernels/lm_head_loss.h"
+#include "kernels/tanh.h"
+
+namespace lmforge {
+
+using namespace kernels;
+
+namespace {
+void zero(float* x, int64_t n) { std::memset(x, 0, sizeof(float) * n); }
+const BertConfig& validated(const BertConfig& cfg) {
+    cfg.validate();
+    return cfg;
+}
+}  // namespace
+
+Bert::Bert(const BertConfig& cfg, backend::Gemm& gemm, Precision precision)
+    : Model(bert_param_layout(validated(cfg)), precision), cfg_(cfg), gemm_(gemm) {
+    p_ = bind_bert_params(cfg_, layout_, params_.data());
+    g_ = bind_bert_params(cfg_, layout_, grads_.data());
+    // Everything but the weight matrices is only ever added to in backward: zeroed when stale.
+    for (const ParamSpec& s : layout_.specs()) {
+        const bool matrix = s.shape.size() == 2 && s.name.find("_embeddings") == std::string::npos;
+        if (!matrix && s.name != "bert.embeddings.word_embeddings.weight") {
+            accumulated_grads_.emplace_back(grads_.data() + s.offset, static_cast<size_t>(s.numel));
+        }
+    }
+    for (int64_t l = 0; l < cfg_.n_layer; l++) {
+        layer_begin_.push_back(layout_.find(fmt::format("bert.encoder.layer.{}.attention.self.query.weight", l)).offset);
+    }
+    layer_begin_.push_back(cfg_.num_labels > 0 ? layout_.find("bert.pooler.dense.weight").offset
+                                               : layout_.find("cls.predictions.transform.dense.weight").offset);
+}
+
+void Bert::init_weights(uint64_t seed) {
+    Rng rng(seed);
+    init_bert_params(cfg_, layout_, params_.data(), rng);
+    weights_changed();
+}
+
+void Bert::plan(int64_t B, int64_t T) {
+    if (B <= 0) throw InputError(fmt::format("batch size B = {} must be positive", B));
+    if (T <= 0 || T > cfg_.max_position) {
+        throw InputError(fmt::format("sequence length T = {} must lie in 1..max_position = {}", T, cfg_.max_position),
+                         "shorten the sequence or raise max_position");
+    }
+    if (B == B_ && T == T_) return;
+    acts_ = plan_bert_acts(cfg_, B, T, precision_, arena_);
+    B_ = B;
+    T_ = T;
+}
+
+const float* Bert::hidden() const { return cfg_.n_layer > 0 ? acts_.layers.back().out : acts_.x0; }
+
+void Bert::linear(float* out, const float* inp, const uint16_t* inp_h, const float* w, const float* b, int64_t N,
+                  int64_t C, int64_t OC) {
+    if (precision_ == Precision::Fp32) {
+        linear_forward(gemm_, out, inp, w, b, N, C, OC);
+    } else {
+        linear_forward_bf16(gemm_, out, inp_h, half(w), b, N, C, OC);
+    }
+}
+
+void Bert::linear_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp,
+                           const uint16_t* inp_h, const float* w, int64_t N, int64_t C, int64_t OC, WeightGrad mode) {
+    if (precision_ == Precision::Fp32) {
+        kernels::linear_backward(gemm_, dinp, dw, db, dout, inp, w, N, C, OC, mode);
+        return;
+    }
+    to_bf16(acts_.dout_h, dout, N * OC);
+    linear_backward_bf16(gemm_, dinp, dw, db, dout, acts_.dout_h, inp_h, half(w), N, C, OC, mode);
+}
+
+void Bert::half_copy(uint16_t* out_h, const float* x, int64_t n) {
+    if (precision_ == Precision::Bf16) to_bf16(out_h, x, n);
+}
+
+void Bert::check_batch(const int32_t* inputs, const int32_t* lengths) {
+    if (B_ == 0) throw Error("Bert::forward before plan()");
+    for (int64_t i = 0; i < B_ * T_; i++) {
+        if (inputs[i] < 0 || inputs[i] >= cfg_.vocab_size) {
+            throw InputError(fmt::format("input token id {} at batch row {}, position {} is outside the vocabulary "
+                                         "[0, {})",
+                                         inputs[i], i / T_, i % T_, cfg_.vocab_size),
+                             "the data was tokenized with a larger vocabulary than the model's");
+        }
+    }
+    for (int64_t b = 0; b < B_; b++) {
+        if (lengths[b] < 1 || lengths[b] > T_) {
+            throw InputError(fmt::format("sequence {} has length {}, outside 1..{}", b, lengths[b], T_));
+        }
+    }
+}
+
+void Bert::forward_body(const int32_t* inputs, const int32_t* lengths) {
+    if (profiler_ != nullptr) profiler_->start();
+    refresh_half_weights();
+    const int64_t B = B_, T = T_, N = B * T, H = cfg_.hidden, I = cfg_.intermediate;
+    const float eps = cfg_.layer_norm_eps;
+    lengths_.assign(lengths, lengths + B);
+    const AttentionMask mask{.causal = false, .key_len = lengths_.data()};
+
+    // Embeddings: every token is of segment A (type 0).
+    encoder_forward(acts_.embedded, inputs, p_.word, p_.position, B, T, H);
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < N; n++) {
+        float* e = acts_.embedded + n * H;
+#pragma omp simd
+        for (int64_t c = 0; c < H; c++) e[c] += p_.token_type[c];
+    }
+    layernorm_forward(acts_.x0, acts_.x0_mean, acts_.x0_rstd, acts_.embedded, p_.emb_ln_weight, p_.emb_ln_bias, N, H,
+                      eps);
+    half_copy(acts_.x0_h, acts_.x0, N * H);
+    lap("embeddings_fwd");
+
+    const float* x = acts_.x0;
+    const uint16_t* x_h = acts_.x0_h;
+    for (int64_t l = 0; l < cfg_.n_layer; l++) {
+        const BertLayerParams& w = p_.layer[l];
+        const BertLayerActs& a = acts_.layers[l];
+        linear(a.qkv, x, x_h, w.qkv_weight, w.qkv_bias, N, H, 3 * H);
+        lap("matmul_fwd");
+        attention_forward(a.atty, a.att_lse, a.qkv, B, T, H, cfg_.n_head, mask);
+        half_copy(a.atty_h, a.atty, N * H);
+        lap("attention_fwd");
+        linear(acts_.proj, a.atty, a.atty_h, w.attn_out_weight, w.attn_out_bias, N, H, H);
+        lap("matmul_fwd");
+        residual_layernorm_forward(a.res1, a.h1, a.h1_mean, a.h1_rstd, x, acts_.proj, w.attn_ln_weight,
+                                   w.attn_ln_bias, N, H, eps);
+        half_copy(a.h1_h, a.h1, N * H);
+        lap("residual_layernorm_fwd");
+        linear(a.inter, a.h1, a.h1_h, w.inter_weight, w.inter_bias, N, H, I);
+        lap("matmul_fwd");
+        if (precision_ == Precision::Bf16) {
+            gelu_erf_forward(a.gelu_h, a.inter, N * I);
+        } else {
+            gelu_erf_forward(a.gelu, a.inter, N * I);
+        }
+        lap("gelu_fwd");
+        linear(acts_.proj, a.gelu, a.gelu_h, w.out_weight, w.out_bias, N, I, H);
+        lap("matmul_fwd");
+        residual_layernorm_forward(a.res2, a.out, a.out_mean, a.out_rstd, a.h1, acts_.proj, w.out_ln_weight,
+                                   w.out_ln_bias, N, H, eps);
+        half_copy(a.out_h, a.out, N * H);
+        lap("residual_layernorm_fwd");
+        x = a.out;
+        x_h = a.out_h;
+    }
+    inputs_ = inputs;
+    labels_ = nullptr;
+    mlm_pending_ = false;
+    counted_ = 0;
+    mlm_correct_ = 0;
+}
+
+float Bert::forward_mlm(const int32_t* inputs, const int32_t* lengths, const int32_t* targets) {
+    if (cfg_.num_labels > 0) throw Error("Bert::forward_mlm on a model with a classification head");
+    check_batch(inputs, lengths);
+    const int64_t N = B_ * T_, H = cfg_.hidden, V = cfg_.vocab_size;
+    if (targets != nullptr) {
+        for (int64_t i = 0; i < N; i++) {
+            if (targets[i] != kIgnoreIndex && (targets[i] < 0 || targets[i] >= V)) {
+                throw InputError(fmt::format("target token id {} at batch row {}, position {} is outside the "
+                                             "vocabulary [0, {})",
+                                             targets[i], i / T_, i % T_, V));
+            }
+        }
+    }
+    forward_body(inputs, lengths);
+    // Only the rows with a target go through the head (all rows for logits): the transform is
+    // per position, so gathering first is exact and saves most of the head's work.
+    int64_t M = 0;
+    for (int64_t i = 0; i < N; i++) {
+        if (targets == nullptr || targets[i] != kIgnoreIndex) {
+            acts_.mlm_rows[M] = static_cast<int32_t>(i);
+            acts_.mlm_targets[M] = targets != nullptr ? targets[i] : 0;
+            M++;
+        }
+    }
+    mlm_rows_ = M;
+    const float* h = hidden();
+#pragma omp parallel for schedule(static)
+    for (int64_t m = 0; m < M; m++) std::copy_n(h + static_cast<int64_t>(acts_.mlm_rows[m]) * H, H, acts_.mlm_in + m * H);
+    half_copy(acts_.mlm_in_h, acts_.mlm_in, M * H);
+    linear(acts_.mlm_t, acts_.mlm_in, acts_.mlm_in_h, p_.mlm_dense_weight, p_.mlm_dense_bias, M, H, H);
+    gelu_erf_forward(acts_.mlm_g, acts_.mlm_t, M * H);
+    layernorm_forward(acts_.mlm_z, acts_.mlm_mean, acts_.mlm_rstd, acts_.mlm_g, p_.mlm_ln_weight, p_.mlm_ln_bias, M, H,
+                      cfg_.layer_norm_eps);
+    half_copy(acts_.mlm_z_h, acts_.mlm_z, M * H);
+    lap("mlm_transform_fwd");
+    if (targets == nullptr) {
+        if (logits_.size() != static_cast<size_t>(N * V)) logits_ = AlignedBuffer<float>(N * V);
+        const backend::GemmShape shape{.M = N, .N = V, .K = H, .trans_b = true};
+        if (precision_ == Precision::Fp32) {
+            gemm_.run(shape, acts_.mlm_z, p_.word, logits_.data(), p_.mlm_bias);
+        } else {
+            gemm_.run_bf16(shape, acts_.mlm_z_h, half(p_.word), logits_.data(), p_.mlm_bias);
+        }
+        lap("lm_head_fwd");
+        return 0.0f;
+    }
+    const LmHeadLossShape shape{.N = M, .C = H, .V = V, .Vp = cfg_.padded_vocab(), .chunk = lm_head_chunk(N, V)};
+    if (precision_ == Precision::Fp32) {
+        lm_head_loss_forward(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.mlm_z, p_.word, p_.mlm_bias,
+                             acts_.mlm_targets, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
+    } else {
+        lm_head_loss_forward(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.mlm_z_h, half(p_.word), p_.mlm_bias,
+                             acts_.mlm_targets, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
+    }
+    lap("lm_head_loss_fwd");
+    double sum = 0.0;
+    for (int64_t m = 0; m < M; m++) {
+        sum += acts_.mlm_losses[m];
+        mlm_correct_ += acts_.target_logit[m] >= acts_.mlm_max[m];
+    }
+    counted_ = M;
+    mlm_pending_ = true;
+    return M > 0 ? static_cast<float>(sum / static_cast<double>(M)) : 0.0f;
+}
+
+float Bert::forward_classify(const int32_t* inputs, const int32_t* lengths, const int32_t* labels) {
+    if (cfg_.num_labels == 0) throw Error("Bert::forward_classify on a model without a classification head");
+    check_batch(inputs, lengths);
+    const int64_t B = B_, T = T_, H = cfg_.hidden, L = cfg_.num_labels;
+    if (labels != nullptr) {
+        for (int64_t b = 0; b < B; b++) {
+            if (labels[b] < 0 || labels[b] >= L) {
+                throw InputError(fmt::format("label {} of sequence {} is outside 0..{}", labels[b], b, L - 1),
+                                 "labels are class indices below model.num_labels");
+            }
+        }
+    }
+    forward_body(inputs, lengths);
+    // The pooler reads each sequence's first position ([CLS]). B rows: fp32 is cheap here.
+    const float* h = hidden();
+    for (int64_t b = 0; b < B; b++) std::copy_n(h + b * T * H, H, acts_.cls_in + b * H);
+    linear_forward(gemm_, acts_.pooled, acts_.cls_in, p_.pooler_weight, p_.pooler_bias, B, H, H);
+    tanh_forward(acts_.pooled, acts_.pooled, B * H);
+    classifier_forward(acts_.class_logits, acts_.class_losses, acts_.pooled, p_.classifier_weight,
+                       p_.classifier_bias, labels, B, H, L);
+    lap("classifier_fwd");
+    labels_ = labels;
+    if (labels == nullptr) return 0.0f;
+    double sum = 0.0;
+    for (int64_t b = 0; b < B; b++) sum += acts_.class_losses[b];
+    counted_ = B;
+    return static_cast<float>(sum / static_cast<double>(B));
+}
+
+void Bert::backward(float loss_scale) {
+    if (!mlm_pending_ && labels_ == nullptr) throw Error("Bert::backward needs a forward with targets or labels");
+    const float dloss = counted_ > 0 ? loss_scale / static_cast<float>(counted_) : 0.0f;
+    const WeightGrad mode = grads_stale_ ? WeightGrad::Overwrite : WeightGrad::Accumulate;
+    const bool accumulate = mode == WeightGrad::Accumulate;
+    if (grads_stale_) {
+        for (std::span<float> g : accumulated_grads_) zero(g.data(), static_cast<int64_t>(g.size()));
+        grads_stale_ = false;
+    }
+    if (profiler_ != nullptr) profiler_->start();
+    zero(acts_.dx, B_ * T_ * cfg_.hidden);
+    if (mlm_pending_) {
+        mlm_head_backward(dloss, accumulate, mode);
+    } else {
+        classify_head_backward(dloss, accumulate, mode);
+    }
+    grads_ready(layer_begin_.back(), layout_.total());
+    backward_body(mode);
+    mlm_pending_ = false;  // another backward needs another forward
+    labels_ = nullptr;
+}
+
+void Bert::mlm_head_backward(float dloss, bool accumulate, WeightGrad mode) {
+    const int64_t M = mlm_rows_, H = cfg_.hidden, V = cfg_.vocab_size;
+    const LmHeadLossShape shape{.N = M, .C = H, .V = V, .Vp = cfg_.padded_vocab(), .chunk = lm_head_chunk(B_ * T_, V)};
+    float* dz = acts_.dhead_a;
+    if (precision_ == Precision::Fp32) {
+        lm_head_loss_backward(gemm_, shape, dz, g_.word, g_.mlm_bias, accumulate, acts_.mlm_z, p_.word, p_.mlm_bias,
+                              acts_.mlm_lse, acts_.mlm_targets, dloss, acts_.logits_chunk, acts_.logits_chunk);
+    } else {
+        lm_head_loss_backward(gemm_, shape, dz, g_.word, g_.mlm_bias, accumulate, acts_.mlm_z_h, half(p_.word),
+                              p_.mlm_bias, acts_.mlm_lse, acts_.mlm_targets, dloss, acts_.logits_chunk,
+                              acts_.dlogits_chunk_h);
+    }
+    lap("lm_head_loss_bwd");
+    float* dg = acts_.dhead_b;
+    zero(dg, M * H);
+    layernorm_backward(dg, g_.mlm_ln_weight, g_.mlm_ln_bias, dz, acts_.mlm_g, p_.mlm_ln_weight, acts_.mlm_mean,
+                       acts_.mlm_rstd, M, H);
+    gelu_erf_backward(acts_.dhead_a, dg, acts_.mlm_t, M * H);
+    linear_backward(acts_.dhead_b, g_.mlm_dense_weight, g_.mlm_dense_bias, acts_.dhead_a, acts_.mlm_in,
+                    acts_.mlm_in_h, p_.mlm_dense_weight, M, H, H, mode);
+    for (int64_t m = 0; m < M; m++) {
+        std::copy_n(acts_.dhead_b + m * H, H, acts_.dx + static_cast<int64_t>(acts_.mlm_rows[m]) * H);
+    }
+    lap("mlm_transform_bwd");
+}
+
+void Bert::classify_head_backward(float dloss, bool accumulate, WeightGrad mode) {
+    const int64_t B = B_, T = T_, H = cfg_.hidden;
+    classifier_backward(acts_.dhead_a, g_.classifier_weight, g_.classifier_bias, accumulate, acts_.class_logits,
+                        acts_.pooled, p_.classifier_weight, labels_, dloss, B, H, cfg_.num_labels);
+    tanh_backward(acts_.dhead_b, acts_.dhead_a, acts_.pooled, B * H);
+    kernels::linear_backward(gemm_, acts_.dhead_a, g_.pooler_weight, g_.pooler_bias, acts_.dhead_b, acts_.cls_in,
+                             p_.pooler_weight, B, H, H, mode);
+    for (int64_t b = 0; b < B; b++) std::copy_n(acts_.dhead_a + b * H, H, acts_.dx + b * T * H);
+    if (!accumulate) zero(g_.word, cfg_.padded_vocab() * H);  // no tied decoder writes it first
+    lap("classifier_bwd");
+}
+
+void Bert::backward_body(WeightGrad mode) {
+    const int64_t B = B_, T = T_, N = B * T, H = cfg_.hidden, I = cfg_.intermediate;
+    const AttentionMask mask{.causal = false, .key_len = lengths_.data()};
+    float *dx = acts_.dx, *dres = acts_.dres, *dtmp = acts_.dtmp;
+    // dx holds d(loss)/d(layer output); each layer turns it into d(loss)/d(layer input).
+    for (int64_t l = cfg_.n_layer - 1; l >= 0; l--) {
+        const BertLayerParams& w = p_.layer[l];
+        const BertLayerParams& dw = g_.layer[l];
+        const BertLayerActs& a = acts_.layers[l];
+        const float* x = l > 0 ? acts_.layers[l - 1].out : acts_.x0;
+        const uint16_t* x_h = l > 0 ? acts_.layers[l - 1].out_h : acts_.x0_h;
+
+        // out = LayerNorm(res2), res2 = h1 + dense(gelu(dense(h1))).
+        zero(dres, N * H);
+        layernorm_backward(dres, dw.out_ln_weight, dw.out_ln_bias, dx, a.res2, w.out_ln_weight, a.out_mean,
+                           a.out_rstd, N, H);
+        lap("layernorm_bwd");
+        linear_backward(acts_.dgelu, dw.out_weight, dw.out_bias, dres, a.gelu, a.gelu_h, w.out_weight, N, I, H, mode);
+        lap("matmul_bwd");
+        gelu_erf_backward(acts_.dinter, acts_.dgelu, a.inter, N * I);
+        lap("gelu_bwd");
+        linear_backward(dtmp, dw.inter_weight, dw.inter_bias, acts_.dinter, a.h1, a.h1_h, w.inter_weight, N, H, I,
+                        mode);
+        lap("matmul_bwd");
+#pragma omp parallel for simd schedule(static)
+        for (int64_t i = 0; i < N * H; i++) dtmp[i] += dres[i];  // the residual path to h1
+
+        // h1 = LayerNorm(res1), res1 = x + dense(attention(qkv(x))).
+        zero(dres, N * H);
+        layernorm_backward(dres, dw.attn_ln_weight, dw.attn_ln_bias, dtmp, a.res1, w.attn_ln_weight, a.h1_mean,
+                           a.h1_rstd, N, H);
+        lap("layernorm_bwd");
+        linear_backward(acts_.datty, dw.attn_out_weight, dw.attn_out_bias, dres, a.atty, a.atty_h, w.attn_out_weight,
+                        N, H, H, mode);
+        lap("matmul_bwd");
+        attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, H, cfg_.n_head, mask);
+        lap("attention_bwd");
+        linear_backward(dx, dw.qkv_weight, dw.qkv_bias, acts_.dqkv, x, x_h, w.qkv_weight, N, H, 3 * H, mode);
+        lap("matmul_bwd");
+#pragma omp parallel for simd schedule(static)
+        for (int64_t i = 0; i < N * H; i++) dx[i] += dres[i];  // the residual path to x
+        grads_ready(layer_begin_[l], layer_begin_[l + 1]);
+    }
+    // x0 = LayerNorm(word + position + token type).
+    zero(dres, N * H);
+    layernorm_backward(dres, g_.emb_ln_weight, g_.emb_ln_bias, dx, acts_.embedded, p_.emb_ln_weight, acts_.x0_mean,
+                       acts_.x0_rstd, N, H);
+    encoder_backward(g_.word, g_.position, dres, inputs_, B, T, H);
+    bias_backward(g_.token_type, dres, N, H);  // every token is of type 0: row 0 gets the column sums
+    lap("embeddings_bwd");
+    grads_ready(0, layer_begin_.front());
+}
+
+}  // namespace lmforge

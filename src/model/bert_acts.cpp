@@ -1,0 +1,90 @@
+#include "model/bert_acts.h"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "kernels/lm_head_loss.h"
+
+namespace lmforge {
+
+namespace {
+
+// Calls fn(numel, slot) for every buffer (numel 0 leaves it null).
+template <class Fn>
+void visit_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision precision, BertActs& a, Fn&& fn) {
+    const int64_t N = B * T, H = cfg.hidden, I = cfg.intermediate, L = cfg.num_labels;
+    const int64_t h = precision == Precision::Bf16 ? 1 : 0;  // bf16 copies only in mixed precision
+    const int64_t mlm = L == 0 ? 1 : 0, cls = 1 - mlm;
+    fn(N * H, a.embedded);
+    fn(N * H, a.x0);
+    fn(N, a.x0_mean);
+    fn(N, a.x0_rstd);
+    fn(h * N * H, a.x0_h);
+    a.layers.resize(cfg.n_layer);
+    for (BertLayerActs& l : a.layers) {
+        fn(N * 3 * H, l.qkv);
+        fn(N * H, l.atty);
+        fn(B * cfg.n_head * T, l.att_lse);
+        fn(N * H, l.res1);
+        fn(N * H, l.h1);
+        fn(N, l.h1_mean);
+        fn(N, l.h1_rstd);
+        fn(N * I, l.inter);
+        fn((1 - h) * N * I, l.gelu);
+        fn(N * H, l.res2);
+        fn(N * H, l.out);
+        fn(N, l.out_mean);
+        fn(N, l.out_rstd);
+        fn(h * N * H, l.atty_h);
+        fn(h * N * H, l.h1_h);
+        fn(h * N * I, l.gelu_h);
+        fn(h * N * H, l.out_h);
+    }
+    fn(N * H, a.proj);
+    fn(cls * B * H, a.cls_in);
+    fn(cls * B * H, a.pooled);
+    fn(B * L, a.class_logits);
+    fn(cls * B, a.class_losses);
+    const int64_t chunk = mlm * kernels::lm_head_chunk(N, cfg.vocab_size);
+    for (float** slot : {&a.mlm_in, &a.mlm_t, &a.mlm_g, &a.mlm_z}) fn(mlm * N * H, *slot);
+    for (float** slot : {&a.mlm_mean, &a.mlm_rstd, &a.mlm_losses, &a.mlm_lse, &a.mlm_max, &a.target_logit}) {
+        fn(mlm * N, *slot);
+    }
+    fn(N * chunk, a.logits_chunk);
+    for (uint16_t** slot : {&a.mlm_in_h, &a.mlm_g_h, &a.mlm_z_h}) fn(h * mlm * N * H, *slot);
+    fn(h * N * chunk, a.dlogits_chunk_h);
+    fn(mlm * N, a.mlm_targets);
+    fn(mlm * N, a.mlm_rows);
+    for (float** slot : {&a.dx, &a.dres, &a.dtmp, &a.datty, &a.dhead_a, &a.dhead_b}) fn(N * H, *slot);
+    fn(N * 3 * H, a.dqkv);
+    fn(N * I, a.dgelu);
+    fn(N * I, a.dinter);
+    fn(h * N * std::max(3 * H, I), a.dout_h);
+}
+
+}  // namespace
+
+size_t bert_acts_bytes(const BertConfig& cfg, int64_t B, int64_t T, Precision precision) {
+    BertActs acts;
+    size_t bytes = 0;
+    visit_bert_acts(cfg, B, T, precision, acts,
+                    [&](int64_t n, auto*& slot) { bytes += n > 0 ? Arena::bytes_for(n * sizeof(*slot)) : 0; });
+    return bytes;
+}
+
+BertActs plan_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision precision, Arena& arena) {
+    const size_t bytes = bert_acts_bytes(cfg, B, T, precision);
+    if (arena.capacity() < bytes) {
+        arena = Arena(bytes);
+    } else {
+        arena.reset(0);  // a smaller batch: the same memory, carved anew
+    }
+    BertActs acts;
+    visit_bert_acts(cfg, B, T, precision, acts, [&](int64_t n, auto*& slot) {
+        using T_ = std::remove_reference_t<decltype(*slot)>;
+        slot = n > 0 ? arena.alloc<T_>(n) : nullptr;
+    });
+    return acts;
+}
+
+}  // namespace lmforge

@@ -1,0 +1,93 @@
+#include "train/mlm_batches.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/error.h"
+#include "data/shard.h"
+#include "kernels/crossentropy.h"
+
+namespace lmforge {
+
+std::vector<std::vector<int32_t>> cut_pieces(std::span<const uint16_t> tokens, int32_t eot, int64_t max_piece) {
+    std::vector<std::vector<int32_t>> pieces;
+    std::vector<int32_t> piece;
+    const auto flush = [&] {
+        if (!piece.empty()) pieces.push_back(std::move(piece));
+        piece.clear();
+    };
+    for (const uint16_t t : tokens) {
+        if (static_cast<int32_t>(t) == eot) {
+            flush();
+            continue;
+        }
+        piece.push_back(t);
+        if (static_cast<int64_t>(piece.size()) == max_piece) flush();
+    }
+    flush();
+    return pieces;
+}
+
+void mask_tokens(MlmBatch& batch, const EncoderSpecials& sp, int64_t ordinary_vocab, const MaskingOptions& opts,
+                 Rng& rng) {
+    batch.targets.assign(batch.inputs.size(), kernels::kIgnoreIndex);
+    for (int64_t b = 0; b < batch.B; b++) {
+        for (int64_t t = 0; t < batch.lengths[b]; t++) {
+            int32_t& id = batch.inputs[b * batch.T + t];
+            if (sp.is_special(id) || rng.uniform() >= opts.choose) continue;
+            batch.targets[b * batch.T + t] = id;
+            const float r = rng.uniform();
+            if (r < opts.to_mask) {
+                id = sp.mask;
+            } else if (r < opts.to_mask + opts.to_random) {
+                id = static_cast<int32_t>(rng.below(static_cast<uint64_t>(ordinary_vocab)));
+            }
+        }
+    }
+}
+
+MlmBatch make_mlm_batch(const std::vector<std::vector<int32_t>>& pieces, std::span<const int64_t> idx, int64_t max_T,
+                        const EncoderSpecials& sp, int64_t ordinary_vocab, const MaskingOptions& opts, Rng& rng) {
+    MlmBatch batch;
+    batch.B = static_cast<int64_t>(idx.size());
+    int64_t longest = 0;
+    for (const int64_t i : idx) longest = std::max<int64_t>(longest, static_cast<int64_t>(pieces[i].size()) + 2);
+    batch.T = std::min(max_T, (longest + 15) / 16 * 16);
+    batch.inputs.assign(batch.B * batch.T, sp.pad);
+    batch.lengths.resize(batch.B);
+    for (int64_t b = 0; b < batch.B; b++) {
+        const std::vector<int32_t>& p = pieces[idx[b]];
+        const auto n = static_cast<int64_t>(std::min<size_t>(p.size(), batch.T - 2));
+        int32_t* row = batch.inputs.data() + b * batch.T;
+        row[0] = sp.cls;
+        std::copy_n(p.begin(), n, row + 1);
+        row[n + 1] = sp.sep;
+        batch.lengths[b] = static_cast<int32_t>(n + 2);
+    }
+    mask_tokens(batch, sp, ordinary_vocab, opts, rng);
+    return batch;
+}
+
+std::vector<uint16_t> read_split_tokens(const std::string& dir, const std::string& split) {
+    std::vector<std::string> paths;
+    if (std::filesystem::is_directory(dir)) {
+        for (const auto& e : std::filesystem::directory_iterator(dir)) {
+            const std::string name = e.path().filename().string();
+            if (name.rfind(split + "_", 0) == 0 && name.ends_with(".bin")) paths.push_back(e.path().string());
+        }
+    }
+    if (paths.empty()) {
+        throw InputError(fmt::format("{}: no {}_*.bin token shards", dir, split), "prepare the data with lmforge prepare");
+    }
+    std::sort(paths.begin(), paths.end());
+    std::vector<uint16_t> tokens;
+    for (const std::string& p : paths) {
+        const Shard shard(p);
+        tokens.insert(tokens.end(), shard.tokens().begin(), shard.tokens().end());
+    }
+    return tokens;
+}
+
+}  // namespace lmforge

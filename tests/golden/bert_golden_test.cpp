@@ -1,0 +1,121 @@
+// BERT against transformers itself (fixtures of tools/make_hf_fixtures.py): BertForMaskedLM's
+// logits for every position of a padded batch, its masked-LM loss and gradients;
+// BertForSequenceClassification's logits, loss and gradients; in fp32 and, with bf16's
+// tolerances, in mixed precision; and export writing back the very tensors transformers saved.
+#include <gtest/gtest.h>
+
+#include "backend/gemm.h"
+#include "io/hf_bert.h"
+#include "io/safetensors.h"
+#include "temp_dir.h"
+#include "test_util.h"
+
+namespace lmforge::test {
+namespace {
+
+const std::string kFixtures = std::string(LMFORGE_FIXTURES_DIR) + "/hf";
+
+// Real tokens per row of a (B, T) attention mask.
+std::vector<int32_t> lengths_of(const std::vector<int32_t>& mask, int64_t B, int64_t T) {
+    std::vector<int32_t> n(B, 0);
+    for (int64_t i = 0; i < B * T; i++) n[i / T] += mask[i];
+    return n;
+}
+
+struct Tolerance {
+    double value, grad;  // absolute on logits and losses; relative to each gradient's largest
+};
+
+class BertGolden : public TempDirTest, public ::testing::WithParamInterface<Precision> {
+protected:
+    Tolerance tol() const { return GetParam() == Precision::Fp32 ? Tolerance{1e-4, 1e-4} : Tolerance{2e-2, 2e-2}; }
+    void expect_grads(const Bert& model, const std::string& prefix, std::initializer_list<const char*> names) {
+        for (const std::string name : names) {
+            const ParamSpec& s = model.layout().find(name);
+            const auto want = expected_.read_f32(prefix + name);
+            const double scale = max_abs(std::span<const float>(want));
+            ASSERT_GT(scale, 0.0) << name;
+            EXPECT_TRUE(close(model.grads().subspan(s.offset, s.numel), std::span<const float>(want), 0.0,
+                              tol().grad * scale))
+                << name;
+        }
+    }
+    SafetensorsReader expected_{kFixtures + "/bert-expected.safetensors"};
+    std::unique_ptr<backend::Gemm> gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
+};
+
+TEST_P(BertGolden, MaskedLmMatchesTransformers) {
+    const BertConfig cfg = read_hf_bert_config(kFixtures + "/bert-mlm");
+    EXPECT_EQ(cfg.num_labels, 0);
+    EXPECT_EQ(cfg.intermediate, 64);
+    EXPECT_FLOAT_EQ(cfg.layer_norm_eps, 1e-12f);
+    Bert model(cfg, *gemm_, GetParam());
+    load_hf_bert_weights(model, kFixtures + "/bert-mlm");
+    const int64_t B = 2, T = 13, V = cfg.vocab_size;
+    const auto ids = expected_.read_i32("mlm_ids");
+    const auto lengths = lengths_of(expected_.read_i32("mlm_mask"), B, T);
+    EXPECT_EQ(lengths, (std::vector<int32_t>{9, 13}));
+    model.plan(B, T);
+    // Every position, padded ones included: they attend to the real tokens only, as in transformers.
+    model.forward_mlm(ids.data(), lengths.data(), nullptr);
+    EXPECT_TRUE(close(std::span<const float>(model.logits(), B * T * V),
+                      std::span<const float>(expected_.read_f32("mlm_logits")), 0.0, tol().value));
+
+    const auto targets = expected_.read_i32("mlm_labels");
+    model.zero_grad();
+    const float loss = model.forward_mlm(ids.data(), lengths.data(), targets.data());
+    EXPECT_NEAR(loss, expected_.read_f32("mlm_loss")[0], tol().value);
+    EXPECT_EQ(model.mlm_predicted(), 8);
+    model.backward();
+    expect_grads(model, "mlm_grad/",
+                 {"bert.embeddings.word_embeddings.weight", "bert.embeddings.position_embeddings.weight",
+                  "bert.embeddings.token_type_embeddings.weight", "bert.embeddings.LayerNorm.weight",
+                  "bert.encoder.layer.0.attention.self.query.weight", "bert.encoder.layer.1.output.LayerNorm.bias",
+                  "cls.predictions.bias", "cls.predictions.transform.dense.weight"});
+}
+
+TEST_P(BertGolden, SequenceClassificationMatchesTransformers) {
+    const BertConfig cfg = read_hf_bert_config(kFixtures + "/bert-cls");
+    ASSERT_EQ(cfg.num_labels, 3);
+    Bert model(cfg, *gemm_, GetParam());
+    load_hf_bert_weights(model, kFixtures + "/bert-cls");
+    const int64_t B = 3, T = 13;
+    const auto ids = expected_.read_i32("cls_ids");
+    const auto lengths = lengths_of(expected_.read_i32("cls_mask"), B, T);
+    EXPECT_EQ(lengths, (std::vector<int32_t>{9, 13, 4}));
+    const auto labels = expected_.read_i32("cls_labels");
+    model.plan(B, T);
+    model.zero_grad();
+    const float loss = model.forward_classify(ids.data(), lengths.data(), labels.data());
+    EXPECT_NEAR(loss, expected_.read_f32("cls_loss")[0], tol().value);
+    EXPECT_TRUE(close(std::span<const float>(model.class_logits(), B * 3),
+                      std::span<const float>(expected_.read_f32("cls_logits")), 0.0, tol().value));
+    model.backward();
+    expect_grads(model, "cls_grad/",
+                 {"classifier.weight", "classifier.bias", "bert.pooler.dense.weight",
+                  "bert.encoder.layer.0.attention.self.key.weight", "bert.embeddings.word_embeddings.weight",
+                  "bert.embeddings.token_type_embeddings.weight"});
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, BertGolden, ::testing::Values(Precision::Fp32, Precision::Bf16),
+                         [](const auto& info) { return std::string(precision_name(info.param)); });
+
+// Export writes back every tensor transformers saved, under its names, bit for bit.
+TEST_F(TempDirTest, BertExportWritesTransformersTensors) {
+    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    for (const char* dir : {"bert-mlm", "bert-cls"}) {
+        const std::string src = kFixtures + "/" + dir;
+        Bert model(read_hf_bert_config(src), *gemm);
+        load_hf_bert_weights(model, src);
+        save_hf_bert(model, path(dir));
+        EXPECT_EQ(read_hf_bert_config(path(dir)).to_json(), model.config().to_json());
+        const SafetensorsReader original(src + "/model.safetensors"), exported(path(dir) + "/model.safetensors");
+        EXPECT_EQ(exported.names(), original.names()) << dir;
+        for (const std::string& name : original.names()) {
+            EXPECT_EQ(exported.read_f32(name), original.read_f32(name)) << dir << " " << name;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace lmforge::test

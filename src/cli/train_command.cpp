@@ -1,11 +1,13 @@
 // lmforge train CONFIG.toml [--set section.key=value ...] [--resume]
 #include <fmt/format.h>
 
+#include <cmath>
 #include <memory>
 
 #include "cli/commands.h"
 #include "train/classify_trainer.h"
 #include "train/mlm_trainer.h"
+#include "train/sft_trainer.h"
 #include "train/trainer.h"
 
 namespace lmforge::cli {
@@ -29,6 +31,18 @@ void add_train_command(CLI::App& app) {
             fmt::print("{}trained {} for {} epochs ({} steps) in {:.1f} min; best epoch {} (val {} {:.4f}); report: {}\n",
                        s.report_text, s.run_dir, s.epochs, s.steps, s.seconds / 60, s.best_epoch, s.metric,
                        s.best_value, s.report_path);
+            return;
+        }
+        if (opts.config.train.task == "sft") {
+            const SftSummary s = train_sft(opts);
+            if (s.rank != 0) return;
+            for (const auto& [reference, completion] : s.samples) {
+                fmt::print("--- reference ---\n{}\n--- greedy completion ---\n{}\n", reference, completion);
+            }
+            fmt::print("trained {} for {} epochs ({} steps) in {:.1f} min; best epoch {} (val loss {:.4f}); test loss {:.4f} "
+                       "(perplexity {:.2f}), exact match {:.4f} of {} responses\n",
+                       s.run_dir, s.epochs, s.steps, s.seconds / 60, s.best_epoch, s.best_val_loss, s.test_loss,
+                       std::exp(s.test_loss), s.test_exact_match, s.test_examples);
             return;
         }
         if (opts.config.train.task == "mlm") {

@@ -47,7 +47,7 @@ std::vector<Example> read_examples(const std::string& path, std::string& format)
                                          path, line));
         }
         if (!format.empty() && f != format) {
-            throw InputError(fmt::format("{}:{}: a {} line in a file of {} lines", path, line, f, format),
+            throw InputError(fmt::format("{}:{}: {} fields in a file of {} lines", path, line, f, format),
                              "keep one format per file");
         }
         format = f;

@@ -81,11 +81,14 @@ PrepareReport prepare_examples(const PrepareOptions& opts) {
     }
     Timer total;
     PrepareReport r;
-    // The char tokenizer's alphabet comes from the texts, read once more by the loader.
+    // The char tokenizer's alphabet comes from the texts, read once more by the loader (and
+    // from the prompt template, whose words the texts may lack).
     std::unique_ptr<Tokenizer> tokenizer;
     if (opts.tokenizer == "char") {
         const MappedFile file(opts.inputs[0]);
-        tokenizer = make_tokenizer(opts, {std::string_view(reinterpret_cast<const char*>(file.bytes().data()), file.size())});
+        const std::string tmpl = opts.instructions ? alpaca_prompt("", "-") : "";
+        tokenizer = make_tokenizer(
+            opts, {std::string_view(reinterpret_cast<const char*>(file.bytes().data()), file.size()), tmpl});
     } else {
         tokenizer = make_tokenizer(opts, {});
     }

@@ -151,10 +151,10 @@ void Gpt2::linear_backward(float* dinp, float* dw, float* db, const float* dout,
     matmul_backward_bf16(gemm_, dinp, dw, db, dout, acts_.dout_h, inp_h, half(w), N, C, OC, mode);
 }
 
-kernels::LmHeadLossShape Gpt2::lm_head_shape() const {
-    const int64_t N = B_ * T_;
-    return {.N = N, .C = cfg_.n_embd, .V = cfg_.vocab_size, .Vp = cfg_.padded_vocab(),
-            .chunk = lm_head_chunk(N, cfg_.vocab_size)};
+kernels::LmHeadLossShape Gpt2::lm_head_shape(int64_t rows) const {
+    // The chunk of the planned rows, which the scratch is sized for (rows <= B·T).
+    return {.N = rows, .C = cfg_.n_embd, .V = cfg_.vocab_size, .Vp = cfg_.padded_vocab(),
+            .chunk = lm_head_chunk(B_ * T_, cfg_.vocab_size)};
 }
 
 void Gpt2::plan(int64_t B, int64_t T) {
@@ -231,21 +231,53 @@ float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
         lap("lm_head_fwd");
         return 0.0f;
     }
+    // Only positions with a target reach the LM head. When some are ignored (instruction
+    // tuning's prompts), their rows are gathered first, so the head's cost follows the targets.
+    int64_t M = 0;
+    for (int64_t i = 0; i < N; i++) {
+        if (targets[i] == kIgnoreIndex) continue;
+        acts_.head_rows[M] = static_cast<int32_t>(i);
+        acts_.head_targets[M++] = targets[i];
+    }
+    counted_ = M;
+    head_gathered_ = M < N;
+    std::fill_n(acts_.losses, N, 0.0f);
+    if (M == 0) return 0.0f;
+    const float* x = acts_.lnf;
+    const uint16_t* x_h = acts_.lnf_h;
+    const int32_t* t = targets;
+    float *losses = acts_.losses, *target_logit = acts_.target_logit, *row_max = acts_.row_max;
+    if (head_gathered_) {
+        for (int64_t m = 0; m < M; m++) {
+            const int64_t row = acts_.head_rows[m];
+            if (precision_ == Precision::Fp32) std::copy_n(acts_.lnf + row * C, C, acts_.head_x + m * C);
+            if (precision_ == Precision::Bf16) std::copy_n(acts_.lnf_h + row * C, C, acts_.head_x_h + m * C);
+        }
+        x = acts_.head_x;
+        x_h = acts_.head_x_h;
+        t = acts_.head_targets;
+        losses = acts_.head_losses;
+        target_logit = acts_.head_target_logit;
+        row_max = acts_.head_row_max;
+    }
     if (precision_ == Precision::Fp32) {
-        lm_head_loss_forward(gemm_, lm_head_shape(), acts_.losses, acts_.lse, acts_.lnf, p_.wte, nullptr,
-                             targets, acts_.logits_chunk, acts_.target_logit);
+        lm_head_loss_forward(gemm_, lm_head_shape(M), losses, acts_.lse, x, p_.wte, nullptr, t, acts_.logits_chunk,
+                             target_logit, row_max);
     } else {
-        lm_head_loss_forward(gemm_, lm_head_shape(), acts_.losses, acts_.lse, acts_.lnf_h, half(p_.wte), nullptr,
-                             targets, acts_.logits_chunk, acts_.target_logit);
+        lm_head_loss_forward(gemm_, lm_head_shape(M), losses, acts_.lse, x_h, half(p_.wte), nullptr, t,
+                             acts_.logits_chunk, target_logit, row_max);
+    }
+    if (head_gathered_) {  // back to positions: token_losses() and target_is_top() index by them
+        for (int64_t m = 0; m < M; m++) {
+            const int64_t row = acts_.head_rows[m];
+            acts_.losses[row] = losses[m];
+            acts_.target_logit[row] = target_logit[m];
+            acts_.row_max[row] = row_max[m];
+        }
     }
     lap("lm_head_loss_fwd");
     double sum = 0.0;
-    for (int64_t i = 0; i < N; i++) {
-        if (targets[i] != kIgnoreIndex) {
-            sum += acts_.losses[i];
-            counted_++;
-        }
-    }
+    for (int64_t m = 0; m < M; m++) sum += losses[m];
     return counted_ > 0 ? static_cast<float>(sum / counted_) : 0.0f;
 }
 
@@ -309,14 +341,26 @@ void Gpt2::backward(float loss_scale) {
         for (int64_t b = 0; b < B_; b++) std::copy_n(acts_.pooled_grad + b * C, C, acts_.dln + pooled_rows_[b] * C);
         if (!accumulate) zero(g_.wte, cfg_.padded_vocab() * C);  // no LM head writes it first
         lap("classifier_bwd");
-    } else if (precision_ == Precision::Fp32) {
-        lm_head_loss_backward(gemm_, lm_head_shape(), acts_.dln, g_.wte, nullptr, accumulate, acts_.lnf, p_.wte,
-                              nullptr, acts_.lse, targets_, dloss, acts_.logits_chunk, acts_.logits_chunk);
-        lap("lm_head_loss_bwd");
+    } else if (counted_ == 0) {  // nothing to learn from: no gradient reaches the body
+        zero(acts_.dln, N * C);
+        if (!accumulate) zero(g_.wte, cfg_.padded_vocab() * C);
     } else {
-        lm_head_loss_backward(gemm_, lm_head_shape(), acts_.dln, g_.wte, nullptr, accumulate, acts_.lnf_h,
-                              half(p_.wte), nullptr, acts_.lse, targets_, dloss, acts_.logits_chunk,
-                              acts_.dlogits_chunk_h);
+        const int64_t M = counted_;
+        float* dx = head_gathered_ ? acts_.head_dx : acts_.dln;
+        const int32_t* t = head_gathered_ ? acts_.head_targets : targets_;
+        if (precision_ == Precision::Fp32) {
+            lm_head_loss_backward(gemm_, lm_head_shape(M), dx, g_.wte, nullptr, accumulate,
+                                  head_gathered_ ? acts_.head_x : acts_.lnf, p_.wte, nullptr, acts_.lse, t, dloss,
+                                  acts_.logits_chunk, acts_.logits_chunk);
+        } else {
+            lm_head_loss_backward(gemm_, lm_head_shape(M), dx, g_.wte, nullptr, accumulate,
+                                  head_gathered_ ? acts_.head_x_h : acts_.lnf_h, half(p_.wte), nullptr, acts_.lse, t,
+                                  dloss, acts_.logits_chunk, acts_.dlogits_chunk_h);
+        }
+        if (head_gathered_) {
+            zero(acts_.dln, N * C);
+            for (int64_t m = 0; m < M; m++) std::copy_n(dx + m * C, C, acts_.dln + acts_.head_rows[m] * C);
+        }
         lap("lm_head_loss_bwd");
     }
     backward_body(mode);

@@ -56,6 +56,9 @@ public:
 
     // (B·T) per-position losses of the last forward with targets: 0 where ignored.
     const float* token_losses() const { return acts_.losses; }
+    // Whether position i's target has the highest logit in the last forward with targets
+    // (greedy decoding would produce it).
+    bool target_is_top(int64_t i) const { return acts_.target_logit[i] >= acts_.row_max[i]; }
 
     // (B, T, Vp) from the last forward without targets (with targets, the loss is computed
     // in vocabulary chunks and the full logits never exist).
@@ -95,7 +98,7 @@ private:
     void linear_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp,
                          const uint16_t* inp_h, const float* w, int64_t N, int64_t C, int64_t OC,
                          kernels::WeightGrad mode);
-    kernels::LmHeadLossShape lm_head_shape() const;
+    kernels::LmHeadLossShape lm_head_shape(int64_t rows) const;  // the head on `rows` rows
     void check_tokens(const int32_t* ids, bool allow_ignore, const char* what) const;
 
     Gpt2Config cfg_;
@@ -111,6 +114,7 @@ private:
     const int32_t* labels_ = nullptr;    // of the last forward_classify
     std::vector<int64_t> pooled_rows_;  // (B) rows of (B·T) that forward_classify pooled
     int64_t counted_ = 0;  // targets that are not ignored, in the last forward
+    bool head_gathered_ = false;  // the last forward's LM head ran on the gathered rows alone
     // Gradients backward only ever adds to (biases, LayerNorm, wpe): zeroed when stale.
     std::vector<std::span<float>> accumulated_grads_;
     std::vector<int64_t> block_begin_;  // offset of each block's first tensor; then ln_f's

@@ -63,6 +63,15 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
     fn(N, a.losses);
     fn(N, a.lse);
     fn(N, a.target_logit);
+    fn(N, a.row_max);
+    fn(N, a.head_rows);
+    fn(N, a.head_targets);
+    fn(f * N * C, a.head_x);
+    fn(h * N * C, a.head_x_h);
+    fn(N, a.head_losses);
+    fn(N, a.head_target_logit);
+    fn(N, a.head_row_max);
+    fn(N * C, a.head_dx);
     fn(N * C, a.proj);
     const int64_t L = cfg.num_labels;
     fn(L > 0 ? B * C : 0, a.pooled);

@@ -53,7 +53,15 @@ struct Gpt2Acts {
     float* logits_chunk = nullptr;  // (N, chunk): one vocabulary chunk of the LM head (lm_head_loss.h)
     float* losses = nullptr;  // (N)
     float* lse = nullptr;     // (N)
-    float* target_logit = nullptr;  // (N) LM head scratch
+    float* target_logit = nullptr;  // (N) each target's logit
+    float* row_max = nullptr;       // (N) each position's highest logit
+    // When only some positions have targets (instruction tuning: the response's), the LM head
+    // runs on those rows alone, gathered: the rows (M <= N), their inputs (fp32 or bf16),
+    // targets, losses, target logits and highest logits, and the gradient of their inputs.
+    int32_t *head_rows = nullptr, *head_targets = nullptr;
+    float* head_x = nullptr;
+    uint16_t* head_x_h = nullptr;
+    float *head_losses = nullptr, *head_target_logit = nullptr, *head_row_max = nullptr, *head_dx = nullptr;
     float* proj = nullptr;    // (N, C) a projection's output until the residual add consumes it
     // Sequence classification (num_labels > 0; null otherwise): pooled hidden states (B, C),
     // their gradient (B, C), the head's logits (B, L) and losses (B).

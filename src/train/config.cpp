@@ -35,8 +35,8 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.max_steps", c.train.max_steps, "optimizer steps");
     v("train.seed", c.train.seed, "seed of the weights' initialisation and of the data order");
     v("train.threads", c.train.threads, "threads per process; 0: the host's cores divided among its processes");
-    v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT model (model.preset bert-*) on token shards");
-    v("train.epochs", c.train.epochs, "classify: passes over the training split (train.max_steps and seq_len are not used: the data sets the length)");
+    v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT model (model.preset bert-*) on token shards; sft: instruction (generative) fine-tuning of a GPT-2 model on prepare --instructions data, loss on response tokens only, epoch by epoch");
+    v("train.epochs", c.train.epochs, "classify, sft: passes over the training split (train.max_steps and seq_len are not used: the data sets the length)");
     v("train.recompute", c.train.recompute, "activation recompute: none; gelu (GELU outputs recomputed in backward); block (each block re-runs its forward in backward, keeping only its output)");
     v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs, fp32 accumulation, master weights and moments); auto: bf16 where the CPU has AVX512_BF16");
     v("optim.lr", c.optim.lr, "peak learning rate");
@@ -317,8 +317,8 @@ void validate_config(const TrainConfig& c) {
     require(p == "fp32" || p == "bf16" || p == "auto", "train.precision", show(p), "must be fp32, bf16 or auto");
     const std::string& r = c.train.recompute;
     require(r == "none" || r == "gelu" || r == "block", "train.recompute", show(r), "must be none, gelu or block");
-    require(c.train.task == "lm" || c.train.task == "classify" || c.train.task == "mlm", "train.task", show(c.train.task),
-            "must be lm, classify or mlm");
+    require(c.train.task == "lm" || c.train.task == "classify" || c.train.task == "mlm" || c.train.task == "sft",
+            "train.task", show(c.train.task), "must be lm, classify, mlm or sft");
     const std::string& m = c.eval.metric;
     require(m == "macro_f1" || m == "accuracy" || m == "loss", "eval.metric", show(m),
             "must be macro_f1, accuracy or loss");

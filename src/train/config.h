@@ -33,7 +33,7 @@ struct TrainConfig {
         int64_t threads = 0;               // 0: every core (per process: cores / processes)
         std::string precision = "auto";
         std::string recompute = "none";
-        std::string task = "lm";  // lm; classify (labelled data from prepare --label-field); mlm (BERT)
+        std::string task = "lm";  // lm; classify (prepare --label-field); mlm (BERT); sft (prepare --instructions)
         int64_t epochs = 3;       // classify: passes over the training split
     } train;
     struct Optim {

@@ -76,9 +76,7 @@ InstructionSplit read_split(const std::string& path) {
     s.tokens = r.read_i32("tokens");
     s.lengths = r.read_i32("lengths");
     s.prompt_lengths = r.read_i32("prompt_lengths");
-    const auto raw = r.raw("source");
-    s.source.resize(raw.size() / sizeof(int64_t));
-    std::memcpy(s.source.data(), raw.data(), raw.size());
+    s.source = r.read_i64("source");
     return s;
 }
 
@@ -116,6 +114,10 @@ InstructionData load_instructions(const InstructionOptions& o, const Tokenizer& 
         std::vector<TokenId> response = ids[2 * i + 1];
         response.push_back(*eot);  // the model learns to stop
         const auto p = static_cast<int64_t>(prompt.size());
+        if (p == 0) {  // the first response token needs a position to be predicted from
+            throw InputError(fmt::format("{}:{}: empty prompt", o.path, examples[i].line),
+                             "give every example a prompt");
+        }
         if (p + 1 > o.max_len) {
             throw InputError(fmt::format("{}:{}: the prompt's {} tokens leave no room for a response in --max-len {}",
                                          o.path, examples[i].line, p, o.max_len),

@@ -86,9 +86,7 @@ LabelledSplit read_split(const std::string& path) {
     s.tokens = r.read_i32("tokens");
     s.lengths = r.read_i32("lengths");
     s.labels = r.read_i32("labels");
-    const auto raw = r.raw("source");
-    s.source.resize(raw.size() / sizeof(int64_t));
-    std::memcpy(s.source.data(), raw.data(), raw.size());
+    s.source = r.read_i64("source");
     return s;
 }
 

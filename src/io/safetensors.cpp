@@ -144,7 +144,7 @@ void SafetensorsReader::read_checked(const std::string& name, Dtype want, void* 
                                      dtype_name(want), n),
                          "the file holds a model of another shape");
     }
-    std::memcpy(out, raw(name).data(), t.end - t.begin);
+    if (n > 0) std::memcpy(out, raw(name).data(), t.end - t.begin);  // an empty tensor may have no storage
 }
 
 void SafetensorsReader::read(const std::string& name, std::span<float> out) const {
@@ -164,6 +164,12 @@ std::vector<float> SafetensorsReader::read_f32(const std::string& name) const {
 std::vector<int32_t> SafetensorsReader::read_i32(const std::string& name) const {
     std::vector<int32_t> out(static_cast<size_t>(info(name).numel()));
     read(name, out);
+    return out;
+}
+
+std::vector<int64_t> SafetensorsReader::read_i64(const std::string& name) const {
+    std::vector<int64_t> out(static_cast<size_t>(info(name).numel()));
+    read_checked(name, Dtype::I64, out.data(), static_cast<int64_t>(out.size()));
     return out;
 }
 

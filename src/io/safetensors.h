@@ -39,12 +39,13 @@ public:
 
     // The tensor's bytes, unconverted.
     std::span<const std::byte> raw(const std::string& name) const;
-    // Copies a tensor of dtype F32 (or I32 for the int version) with exactly `out.size()`
+    // Copies a tensor of dtype F32 (or I32, I64 for the int versions) with exactly `out.size()`
     // elements; InputError naming the tensor on a dtype or size mismatch.
     void read(const std::string& name, std::span<float> out) const;
     void read(const std::string& name, std::span<int32_t> out) const;
     std::vector<float> read_f32(const std::string& name) const;
     std::vector<int32_t> read_i32(const std::string& name) const;
+    std::vector<int64_t> read_i64(const std::string& name) const;
 
     const std::string& path() const { return file_.path(); }
 

@@ -25,6 +25,7 @@
 #include "train/baselines.h"
 #include "train/metrics.h"
 #include "train/model_setup.h"
+#include "train/task_run.h"
 
 namespace lmforge {
 
@@ -167,64 +168,32 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
         }
     }
 
-    const std::unique_ptr<Communicator> comm = make_communicator();
-    const int world = comm->size(), rank = comm->rank();
-    const bool lead = rank == 0;
-    if (world > 1) {
-        log::set_rank(rank);
-        if (!lead) log::set_level(log::Level::Warn);
-    }
-    backend::set_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads)
-                                               : std::max(1, backend::hardware_threads() / comm->local_size()));
+    TaskRun task(cfg, run);
+    Communicator* comm = &task.comm();
+    const int world = task.world(), rank = task.rank();
+    const bool lead = task.lead();
     const int64_t B = cfg.train.batch_size, n_train = data.train.size();
     if (n_train == 0) throw InputError(fmt::format("{}: the training split is empty", cfg.data.dir));
     const int64_t per_step = B * world;
     const int64_t steps_per_epoch = (n_train + per_step - 1) / per_step;
     const int64_t total_steps = steps_per_epoch * cfg.train.epochs;
-
-    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
-    std::string precision_why;
-    const Precision precision = resolve_precision(cfg.train.precision, precision_why);
     const std::unique_ptr<Model> model_ptr =
-        make_model(cfg, T, L, *gemm, precision, parse_recompute(cfg.train.recompute));
+        make_model(cfg, T, L, task.gemm(), task.precision(), parse_recompute(cfg.train.recompute));
     Model& model = *model_ptr;
-    model.init_weights(static_cast<uint64_t>(cfg.train.seed));
-    std::vector<std::string> not_loaded;
-    if (!cfg.model.init_from.empty()) not_loaded = load_matching_weights(model, cfg.model.init_from + "/model.safetensors");
-    comm->broadcast(model.params().data(), model.params().size() * sizeof(float), 0);
-    model.weights_changed();
-    model.plan(B, T);  // the longest batch: every later one fits in its memory
-    const AdamWConfig adam{static_cast<float>(cfg.optim.beta1), static_cast<float>(cfg.optim.beta2),
-                           static_cast<float>(cfg.optim.eps), static_cast<float>(cfg.optim.weight_decay)};
-    DataParallel dp(*comm, model, adam,
-                    {static_cast<int>(cfg.optim.zero_stage),
-                     std::max<int64_t>(1, static_cast<int64_t>(cfg.dist.bucket_mb * 1024 * 1024 / 4)), cfg.dist.overlap});
-    const LrSchedule schedule{LrSchedule::parse_kind(cfg.optim.schedule), cfg.optim.lr, cfg.optim.min_lr_ratio,
-                              std::min(cfg.optim.warmup_steps, total_steps / 2), std::max<int64_t>(1, total_steps)};
-
-    const std::string config_toml = config_to_toml(cfg);
-    std::unique_ptr<MetricsLog> metrics;
-    if (lead) {
-        fs::create_directories(run);
-        log::set_file(run + "/train.log");
-        write_text_atomic(run + "/config.toml", config_toml);
-        metrics = std::make_unique<MetricsLog>(run, cfg.log.tensorboard, 0);
-    }
+    task.start_model(model, B, T);
+    DataParallel& dp = task.data_parallel();
+    const LrSchedule schedule = task.schedule(total_steps);
+    MetricsLog* metrics = task.metrics();
     std::ifstream prep(cfg.data.dir + "/prepare.json");
     const auto prepared = nlohmann::json::parse(prep, nullptr, false);
     const int64_t truncated = prepared.is_object() ? prepared.value("truncated", int64_t{0}) : 0;
     log::info("classify: {} classes ({}), {} train / {} val / {} test examples of at most {} tokens ({} truncated "
-              "when prepared); {} process{} x {} threads, {} ({})",
-              L, fmt::join(data.label_names, ", "), n_train, data.val.size(), data.test.size(), T, truncated, world,
-              world > 1 ? "es" : "", backend::max_threads(), precision_name(precision), precision_why);
+              "when prepared{}); {}",
+              L, fmt::join(data.label_names, ", "), n_train, data.val.size(), data.test.size(), T, truncated,
+              framing.encoder ? "; [CLS] and [SEP] take 2 of them" : "", task.describe());
     log::info("model: {}, {} parameters; {} epochs of {} steps (batch {} x {} processes, each padded to its "
               "longest example)",
               model_summary(model), model.layout().count(), cfg.train.epochs, steps_per_epoch, B, world);
-    if (!cfg.model.init_from.empty()) {
-        log::info("weights from {}{}", cfg.model.init_from,
-                  not_loaded.empty() ? "" : fmt::format(" (new: {})", fmt::join(not_loaded, ", ")));
-    }
-
     ClassifyRun runner(model, *comm, B, T, framing);
     double best = cfg.eval.metric == "loss" ? INFINITY : -INFINITY;
     int64_t step = 0;
@@ -308,7 +277,6 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
     summary.test_macro_f1 = tr.macro.f1;
     summary.rank = rank;
     summary.seconds = session.seconds();
-    log::set_file("");
     return summary;
 }
 

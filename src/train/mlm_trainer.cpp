@@ -19,6 +19,7 @@
 #include "train/metrics.h"
 #include "train/mlm_batches.h"
 #include "train/model_setup.h"
+#include "train/task_run.h"
 
 namespace lmforge {
 
@@ -60,56 +61,25 @@ MlmSummary train_mlm(const TrainOptions& opts) {
     if (T < 3) throw InputError(fmt::format("train.seq_len = {} leaves no room for [CLS] x [SEP]", T));
     const EncoderSpecials sp = encoder_specials(cfg);
     const int64_t ordinary = sp.pad;  // the tokenizer's own ids: what a random replacement draws from
-    const int32_t eot = static_cast<int32_t>(ordinary - 1);  // GPT-2 and lmforge's tokenizers end with <|endoftext|>
+    const int32_t eot = data_eot_id(cfg.data.dir);  // documents end at <|endoftext|>, as prepare recorded it
     const auto train_pieces = cut_pieces(read_split_tokens(cfg.data.dir, "train"), eot, T - 2);
     const auto val_pieces = cut_pieces(read_split_tokens(cfg.data.dir, "val"), eot, T - 2);
     if (train_pieces.empty()) throw InputError(fmt::format("{}: the training shards hold no tokens", cfg.data.dir));
 
-    const std::unique_ptr<Communicator> comm = make_communicator();
-    const int world = comm->size(), rank = comm->rank();
-    const bool lead = rank == 0;
-    if (world > 1) {
-        log::set_rank(rank);
-        if (!lead) log::set_level(log::Level::Warn);
-    }
-    backend::set_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads)
-                                               : std::max(1, backend::hardware_threads() / comm->local_size()));
-    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
-    std::string precision_why;
-    const Precision precision = resolve_precision(cfg.train.precision, precision_why);
-    BertConfig mcfg = bert_model_config(cfg, T);
-    Bert model(mcfg, *gemm, precision);
-    model.init_weights(static_cast<uint64_t>(cfg.train.seed));
-    std::vector<std::string> not_loaded;
-    if (!cfg.model.init_from.empty()) not_loaded = load_matching_weights(model, cfg.model.init_from + "/model.safetensors");
-    comm->broadcast(model.params().data(), model.params().size() * sizeof(float), 0);
-    model.weights_changed();
-    model.plan(B, T);  // the longest batch: every later one fits in its memory
-    const AdamWConfig adam{static_cast<float>(cfg.optim.beta1), static_cast<float>(cfg.optim.beta2),
-                           static_cast<float>(cfg.optim.eps), static_cast<float>(cfg.optim.weight_decay)};
-    DataParallel dp(*comm, model, adam,
-                    {static_cast<int>(cfg.optim.zero_stage),
-                     std::max<int64_t>(1, static_cast<int64_t>(cfg.dist.bucket_mb * 1024 * 1024 / 4)), cfg.dist.overlap});
+    TaskRun task(cfg, run);
+    Communicator* comm = &task.comm();
+    const int world = task.world(), rank = task.rank();
+    const bool lead = task.lead();
+    Bert model(bert_model_config(cfg, T), task.gemm(), task.precision());
+    task.start_model(model, B, T);
+    DataParallel& dp = task.data_parallel();
     const int64_t steps = cfg.train.max_steps;
-    const LrSchedule schedule{LrSchedule::parse_kind(cfg.optim.schedule), cfg.optim.lr, cfg.optim.min_lr_ratio,
-                              std::min(cfg.optim.warmup_steps, steps / 2), std::max<int64_t>(1, steps)};
-    std::unique_ptr<MetricsLog> metrics;
-    if (lead) {
-        fs::create_directories(run);
-        log::set_file(run + "/train.log");
-        write_text_atomic(run + "/config.toml", config_to_toml(cfg));
-        metrics = std::make_unique<MetricsLog>(run, cfg.log.tensorboard, 0);
-    }
-    log::info("mlm: {} train / {} val pieces of at most {} tokens; masking 15% (80% [MASK], 10% random, 10% kept); "
-              "{} process{} x {} threads, {} ({})",
-              train_pieces.size(), val_pieces.size(), T - 2, world, world > 1 ? "es" : "", backend::max_threads(),
-              precision_name(precision), precision_why);
+    const LrSchedule schedule = task.schedule(steps);
+    MetricsLog* metrics = task.metrics();
+    log::info("mlm: {} train / {} val pieces of at most {} tokens; masking 15% (80% [MASK], 10% random, 10% kept); {}",
+              train_pieces.size(), val_pieces.size(), T - 2, task.describe());
     log::info("model: {}, {} parameters; {} steps of batch {} x {} processes, each padded to its longest piece",
               model_summary(model), model.layout().count(), steps, B, world);
-    if (!cfg.model.init_from.empty()) {
-        log::info("weights from {}{}", cfg.model.init_from,
-                  not_loaded.empty() ? "" : fmt::format(" (new: {})", fmt::join(not_loaded, ", ")));
-    }
 
     // Validation: this rank's share of the first eval.batches batches, masked alike every time.
     const auto evaluate = [&] {
@@ -198,7 +168,6 @@ MlmSummary train_mlm(const TrainOptions& opts) {
     summary.best_val_loss = best;
     summary.rank = rank;
     summary.seconds = session.seconds();
-    log::set_file("");
     return summary;
 }
 

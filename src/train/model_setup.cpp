@@ -35,6 +35,12 @@ int64_t context_length(const TrainConfig& c, int64_t preset_context, int64_t seq
 
 }  // namespace
 
+int32_t data_eot_id(const std::string& dir) {
+    std::ifstream in(dir + "/prepare.json");
+    const auto j = nlohmann::json::parse(in, nullptr, false);
+    return j.is_object() && j.contains("eot_id") && j["eot_id"].is_number_integer() ? j["eot_id"].get<int32_t>() : -1;
+}
+
 bool is_encoder(const TrainConfig& c) { return BertConfig::is_preset(c.model.preset); }
 
 int64_t tokenizer_vocab_size(const TrainConfig& c) {
@@ -47,6 +53,11 @@ int64_t tokenizer_vocab_size(const TrainConfig& c) {
 }
 
 Gpt2Config model_config(const TrainConfig& c, int64_t seq_len) {
+    if (is_encoder(c)) {
+        throw InputError(fmt::format("model.preset = \"{}\" is a BERT encoder, which train.task = \"{}\" does not train",
+                                     c.model.preset, c.train.task),
+                         "encoders train with train.task = \"mlm\" or \"classify\"; choose a gpt2 preset here");
+    }
     Gpt2Config m = Gpt2Config::preset(c.model.preset);
     if (c.model.n_layer > 0) m.n_layer = c.model.n_layer;
     if (c.model.n_head > 0) m.n_head = c.model.n_head;

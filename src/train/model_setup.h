@@ -21,6 +21,8 @@ bool is_encoder(const TrainConfig& c);
 
 // The tokenizer's vocabulary: model.vocab_size, else the data directory's prepare.json.
 int64_t tokenizer_vocab_size(const TrainConfig& c);
+// The id of <|endoftext|> that prepare recorded for the data in dir; -1 if it has none.
+int32_t data_eot_id(const std::string& dir);
 
 // model.* over the preset; the vocabulary from tokenizer_vocab_size; block_size at least
 // seq_len (InputError if set below it).

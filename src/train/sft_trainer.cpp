@@ -25,6 +25,7 @@
 #include "tokenizer/tokenizer_io.h"
 #include "train/metrics.h"
 #include "train/model_setup.h"
+#include "train/task_run.h"
 #include "train/sampler.h"
 
 namespace lmforge {
@@ -115,52 +116,27 @@ SftSummary train_sft(const TrainOptions& opts) {
     const int64_t T = data.train.max_len, B = cfg.train.batch_size, n_train = data.train.size();
     if (n_train == 0) throw InputError(fmt::format("{}: the training split is empty", cfg.data.dir));
 
-    const std::unique_ptr<Communicator> comm = make_communicator();
-    const int world = comm->size(), rank = comm->rank();
-    const bool lead = rank == 0;
-    if (world > 1) {
-        log::set_rank(rank);
-        if (!lead) log::set_level(log::Level::Warn);
+    if (data.val.size() == 0) {
+        throw InputError(fmt::format("{}: the validation split is empty: the best epoch is chosen by validation loss",
+                                     cfg.data.dir),
+                         "prepare the data with --val-fraction above 0");
     }
-    backend::set_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads)
-                                               : std::max(1, backend::hardware_threads() / comm->local_size()));
-    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
-    std::string precision_why;
-    const Precision precision = resolve_precision(cfg.train.precision, precision_why);
-    Gpt2 model(model_config(cfg, T), *gemm, precision, parse_recompute(cfg.train.recompute));
-    model.init_weights(static_cast<uint64_t>(cfg.train.seed));
-    std::vector<std::string> not_loaded;
-    if (!cfg.model.init_from.empty()) not_loaded = load_matching_weights(model, cfg.model.init_from + "/model.safetensors");
-    comm->broadcast(model.params().data(), model.params().size() * sizeof(float), 0);
-    model.weights_changed();
-    model.plan(B, T);  // the longest batch: every later one fits in its memory
-    const AdamWConfig adam{static_cast<float>(cfg.optim.beta1), static_cast<float>(cfg.optim.beta2),
-                           static_cast<float>(cfg.optim.eps), static_cast<float>(cfg.optim.weight_decay)};
-    DataParallel dp(*comm, model, adam,
-                    {static_cast<int>(cfg.optim.zero_stage),
-                     std::max<int64_t>(1, static_cast<int64_t>(cfg.dist.bucket_mb * 1024 * 1024 / 4)), cfg.dist.overlap});
+    TaskRun task(cfg, run);
+    Communicator* comm = &task.comm();
+    const int world = task.world(), rank = task.rank();
+    const bool lead = task.lead();
+    Gpt2 model(model_config(cfg, T), task.gemm(), task.precision(), parse_recompute(cfg.train.recompute));
+    task.start_model(model, B, T);
+    DataParallel& dp = task.data_parallel();
     const int64_t per_step = B * world, steps_per_epoch = (n_train + per_step - 1) / per_step;
-    const int64_t total_steps = steps_per_epoch * cfg.train.epochs;
-    const LrSchedule schedule{LrSchedule::parse_kind(cfg.optim.schedule), cfg.optim.lr, cfg.optim.min_lr_ratio,
-                              std::min(cfg.optim.warmup_steps, total_steps / 2), std::max<int64_t>(1, total_steps)};
-    std::unique_ptr<MetricsLog> metrics;
-    if (lead) {
-        fs::create_directories(run);
-        log::set_file(run + "/train.log");
-        write_text_atomic(run + "/config.toml", config_to_toml(cfg));
-        metrics = std::make_unique<MetricsLog>(run, cfg.log.tensorboard, 0);
-    }
+    const LrSchedule schedule = task.schedule(steps_per_epoch * cfg.train.epochs);
+    MetricsLog* metrics = task.metrics();
     log::info("sft: {} train / {} val / {} test examples ({}) of at most {} tokens, {} responses cut to fit; loss on "
-              "response tokens only; {} process{} x {} threads, {} ({})",
-              n_train, data.val.size(), data.test.size(), data.format, T, data.truncated, world, world > 1 ? "es" : "",
-              backend::max_threads(), precision_name(precision), precision_why);
+              "response tokens only; {}",
+              n_train, data.val.size(), data.test.size(), data.format, T, data.truncated, task.describe());
     log::info("model: {}, {} parameters; {} epochs of {} steps (batch {} x {} processes, each padded to its longest "
               "example)",
               model_summary(model), model.layout().count(), cfg.train.epochs, steps_per_epoch, B, world);
-    if (!cfg.model.init_from.empty()) {
-        log::info("weights from {}{}", cfg.model.init_from,
-                  not_loaded.empty() ? "" : fmt::format(" (new: {})", fmt::join(not_loaded, ", ")));
-    }
 
     double best = INFINITY;
     int64_t step = 0;
@@ -227,7 +203,7 @@ SftSummary train_sft(const TrainOptions& opts) {
         } catch (const InputError& e) {
             log::warn("no tokenizer beside the data ({}): no completions shown", e.what());
         }
-        Gpt2Decoder decoder(model, *gemm);
+        Gpt2Decoder decoder(model, task.gemm());
         Rng rng(static_cast<uint64_t>(cfg.sample.seed));
         for (int64_t k = 0; tokenizer && k < std::min<int64_t>(3, data.test.size()); k++) {
             const int32_t* tokens = data.test.tokens.data() + k * T;
@@ -249,7 +225,6 @@ SftSummary train_sft(const TrainOptions& opts) {
     summary.best_val_loss = best;
     summary.rank = rank;
     summary.seconds = session.seconds();
-    log::set_file("");
     return summary;
 }
 

@@ -117,6 +117,15 @@ TEST_F(BertTrain, BadConfigurationsFailWithOneLine) {
     // Query, key and value run as one GEMM: the width must keep them contiguous.
     expect_one_line("[model]\npreset = \"bert-tiny\"\nn_embd = 40\nn_head = 2\n" + data + "[train]\ntask = \"mlm\"\n",
                     "hidden = 40 is not a multiple of 16");
+    // An encoder is not a language model.
+    expect_one_line("[model]\npreset = \"bert-tiny\"\n" + data + "[train]\ntask = \"lm\"\n",
+                    "model.preset = \"bert-tiny\" is a BERT encoder, which train.task = \"lm\" does not train");
+    // Starting weights of another architecture share no tensor with the model.
+    const std::string gpt2 = std::string(LMFORGE_FIXTURES_DIR) + "/hf/gpt2-f32";
+    ASSERT_EQ(run_lmforge("import --hf " + gpt2 + " --output " + path("gpt2")).status, 0);
+    expect_one_line("[model]\npreset = \"bert-tiny\"\ninit_from = \"" + path("gpt2") + "\"\n" + data +
+                        "[train]\ntask = \"mlm\"\nmax_steps = 1\n",
+                    "holds none of this model's tensors");
 }
 
 }  // namespace

@@ -67,6 +67,7 @@ TEST_F(Instructions, BadLinesAreNamed) {
     };
     expect_error("{\"prompt\": \"a\", \"response\": \"b\"}\n{\"text\": \"c\"}\n", 50, "data.jsonl:2: needs");
     expect_error("{\"prompt\": \"a\", \"response\": \"\"}\n", 50, "data.jsonl:1: empty response");
+    expect_error("{\"prompt\": \"\", \"response\": \"b\"}\n", 50, "data.jsonl:1: empty prompt");
     expect_error("{\"prompt\": \"abcdef\", \"response\": \"b\"}\n", 6, "data.jsonl:1: the prompt's 6 tokens leave no room");
     expect_error("{\"prompt\": \"a\", \"response\": \"b\"}\n{\"instruction\": \"a\", \"output\": \"b\"}\n", 50,
                  "data.jsonl:2: alpaca fields in a file of prompt_response lines");

@@ -1,0 +1,69 @@
+#include "train/task_run.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+
+#include "backend/threads.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/log.h"
+#include "io/checkpoint.h"
+
+namespace lmforge {
+
+TaskRun::TaskRun(const TrainConfig& cfg, const std::string& run_dir) : cfg_(cfg), comm_(make_communicator()) {
+    if (world() > 1) {
+        log::set_rank(rank());
+        if (!lead()) log::set_level(log::Level::Warn);
+    }
+    backend::set_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads)
+                                               : std::max(1, backend::hardware_threads() / comm_->local_size()));
+    gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
+    precision_ = resolve_precision(cfg.train.precision, precision_why_);
+    if (lead()) {
+        std::filesystem::create_directories(run_dir);
+        log::set_file(run_dir + "/train.log");
+        write_text_atomic(run_dir + "/config.toml", config_to_toml(cfg));
+        metrics_ = std::make_unique<MetricsLog>(run_dir, cfg.log.tensorboard, 0);
+    }
+}
+
+TaskRun::~TaskRun() { log::set_file(""); }
+
+void TaskRun::start_model(Model& model, int64_t B, int64_t T) {
+    model.init_weights(static_cast<uint64_t>(cfg_.train.seed));
+    if (!cfg_.model.init_from.empty()) {
+        const std::string path = cfg_.model.init_from + "/model.safetensors";
+        const std::vector<std::string> missing = load_matching_weights(model, path);
+        if (missing.size() == model.layout().specs().size()) {
+            throw InputError(fmt::format("{}: holds none of this model's tensors", path),
+                             "model.init_from must be a checkpoint of the same architecture (gpt2 or bert)");
+        }
+        log::info("weights from {}{}", cfg_.model.init_from,
+                  missing.empty() ? "" : fmt::format(" (new: {})", fmt::join(missing, ", ")));
+    }
+    comm_->broadcast(model.params().data(), model.params().size() * sizeof(float), 0);
+    model.weights_changed();
+    model.plan(B, T);  // the largest batch: every later, smaller one fits in its memory
+    const AdamWConfig adam{static_cast<float>(cfg_.optim.beta1), static_cast<float>(cfg_.optim.beta2),
+                           static_cast<float>(cfg_.optim.eps), static_cast<float>(cfg_.optim.weight_decay)};
+    dp_ = std::make_unique<DataParallel>(
+        *comm_, model, adam,
+        ParallelOptions{static_cast<int>(cfg_.optim.zero_stage),
+                        std::max<int64_t>(1, static_cast<int64_t>(cfg_.dist.bucket_mb * 1024 * 1024 / 4)),
+                        cfg_.dist.overlap});
+}
+
+LrSchedule TaskRun::schedule(int64_t total_steps) const {
+    return {LrSchedule::parse_kind(cfg_.optim.schedule), cfg_.optim.lr, cfg_.optim.min_lr_ratio,
+            std::min(cfg_.optim.warmup_steps, total_steps / 2), std::max<int64_t>(1, total_steps)};
+}
+
+std::string TaskRun::describe() const {
+    return fmt::format("{} process{} x {} threads, {} ({})", world(), world() > 1 ? "es" : "", backend::max_threads(),
+                       precision_name(precision_), precision_why_);
+}
+
+}  // namespace lmforge

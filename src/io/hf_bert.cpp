@@ -81,7 +81,14 @@ BertConfig read_hf_bert_config(const std::string& dir) {
 void load_hf_bert_weights(Bert& model, const std::string& dir) {
     const SafetensorsReader file(dir + "/model.safetensors");
     float* params = model.params().data();
-    for (const ParamSpec& s : model.layout().specs()) read_hf_tensor(file, s.name, s, params);
+    for (const ParamSpec& s : model.layout().specs()) {
+        // Google's original checkpoints (bert-base-uncased among them) name LayerNorm's
+        // parameters gamma and beta; transformers renames them on load, and so does this.
+        std::string name = s.name;
+        if (!file.contains(name) && name.ends_with("LayerNorm.weight")) name.replace(name.size() - 6, 6, "gamma");
+        if (!file.contains(name) && name.ends_with("LayerNorm.bias")) name.replace(name.size() - 4, 4, "beta");
+        read_hf_tensor(file, file.contains(name) ? name : s.name, s, params);
+    }
     if (model.num_labels() == 0) {  // the decoder, if saved although tied
         check_tied_copy(file, "cls.predictions.decoder.weight",
                         model.layout().find("bert.embeddings.word_embeddings.weight"), params);

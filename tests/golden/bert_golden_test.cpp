@@ -4,6 +4,8 @@
 // tolerances, in mixed precision; and export writing back the very tensors transformers saved.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "backend/gemm.h"
 #include "io/hf_bert.h"
 #include "io/safetensors.h"
@@ -115,6 +117,31 @@ TEST_F(TempDirTest, BertExportWritesTransformersTensors) {
             EXPECT_EQ(exported.read_f32(name), original.read_f32(name)) << dir << " " << name;
         }
     }
+}
+
+// Google's original checkpoints name LayerNorm's parameters gamma and beta: they load alike.
+TEST_F(TempDirTest, BertLegacyGammaBetaNamesLoad) {
+    auto gemm = backend::make_gemm(backend::GemmKind::Naive);
+    const std::string src = kFixtures + "/bert-mlm";
+    const SafetensorsReader original(src + "/model.safetensors");
+    SafetensorsWriter legacy;
+    std::vector<std::vector<float>> keep;  // the writer copies, but keep the data alive anyway
+    int renamed = 0;
+    for (std::string name : original.names()) {
+        keep.push_back(original.read_f32(name));
+        const std::vector<int64_t> shape = original.info(name).shape;
+        if (name.ends_with("LayerNorm.weight")) name.replace(name.size() - 6, 6, "gamma"), renamed++;
+        if (name.ends_with("LayerNorm.bias")) name.replace(name.size() - 4, 4, "beta"), renamed++;
+        legacy.add(name, Dtype::F32, shape, keep.back().data());
+    }
+    ASSERT_GT(renamed, 0);
+    std::filesystem::create_directories(path("legacy"));
+    legacy.write(path("legacy/model.safetensors"));
+    std::filesystem::copy_file(src + "/config.json", path("legacy/config.json"));
+    Bert a(read_hf_bert_config(src), *gemm), b(read_hf_bert_config(src), *gemm);
+    load_hf_bert_weights(a, src);
+    load_hf_bert_weights(b, path("legacy"));
+    EXPECT_TRUE(std::equal(a.params().begin(), a.params().end(), b.params().begin()));
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/error.h"
 #include "kernels/attention.h"
@@ -20,14 +19,6 @@
 namespace lmforge {
 
 using namespace kernels;
-
-namespace {
-void zero(float* x, int64_t n) { std::memset(x, 0, sizeof(float) * n); }
-const BertConfig& validated(const BertConfig& cfg) {
-    cfg.validate();
-    return cfg;
-}
-}  // namespace
 
 Bert::Bert(const BertConfig& cfg, backend::Gemm& gemm, Precision precision)
     : Model(bert_param_layout(validated(cfg)), precision), cfg_(cfg), gemm_(gemm) {
@@ -265,12 +256,8 @@ float Bert::forward_classify(const int32_t* inputs, const int32_t* lengths, cons
 void Bert::backward(float loss_scale) {
     if (!mlm_pending_ && labels_ == nullptr) throw Error("Bert::backward needs a forward with targets or labels");
     const float dloss = counted_ > 0 ? loss_scale / static_cast<float>(counted_) : 0.0f;
-    const WeightGrad mode = grads_stale_ ? WeightGrad::Overwrite : WeightGrad::Accumulate;
+    const WeightGrad mode = begin_backward();
     const bool accumulate = mode == WeightGrad::Accumulate;
-    if (grads_stale_) {
-        for (std::span<float> g : accumulated_grads_) zero(g.data(), static_cast<int64_t>(g.size()));
-        grads_stale_ = false;
-    }
     if (profiler_ != nullptr) profiler_->start();
     zero(acts_.dx, B_ * T_ * cfg_.hidden);
     if (mlm_pending_) {

@@ -84,7 +84,6 @@ private:
     const int32_t* labels_ = nullptr;
     bool mlm_pending_ = false;  // the last forward was forward_mlm with targets
     int64_t counted_ = 0, mlm_correct_ = 0;
-    std::vector<std::span<float>> accumulated_grads_;  // gradients backward only adds to
     std::vector<int64_t> layer_begin_;  // offset of each layer's first tensor; then the head's
 };
 

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
 
 #include "core/error.h"
 #include "kernels/attention.h"
@@ -19,14 +18,6 @@
 namespace lmforge {
 
 using namespace kernels;
-
-namespace {
-void zero(float* x, int64_t n) { std::memset(x, 0, sizeof(float) * n); }
-const Gpt2Config& validated(const Gpt2Config& cfg) {
-    cfg.validate();
-    return cfg;
-}
-}  // namespace
 
 Gpt2::Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm, Precision precision, Recompute recompute)
     : Model(gpt2_param_layout(validated(cfg)), precision), cfg_(cfg), gemm_(gemm), recompute_(recompute) {
@@ -323,12 +314,7 @@ void Gpt2::backward(float loss_scale) {
     }
     const int64_t N = B_ * T_, C = cfg_.n_embd;
     const float dloss = counted_ > 0 ? loss_scale / static_cast<float>(counted_) : 0.0f;
-    // After zero_grad(), the weight GEMMs overwrite their gradients; the rest start at zero.
-    const WeightGrad mode = grads_stale_ ? WeightGrad::Overwrite : WeightGrad::Accumulate;
-    if (grads_stale_) {
-        for (std::span<float> g : accumulated_grads_) zero(g.data(), static_cast<int64_t>(g.size()));
-        grads_stale_ = false;
-    }
+    const WeightGrad mode = begin_backward();
 
     if (profiler_ != nullptr) profiler_->start();
     // dwte is written here before encoder_backward adds the embedding's share.

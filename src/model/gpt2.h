@@ -115,8 +115,6 @@ private:
     std::vector<int64_t> pooled_rows_;  // (B) rows of (B·T) that forward_classify pooled
     int64_t counted_ = 0;  // targets that are not ignored, in the last forward
     bool head_gathered_ = false;  // the last forward's LM head ran on the gathered rows alone
-    // Gradients backward only ever adds to (biases, LayerNorm, wpe): zeroed when stale.
-    std::vector<std::span<float>> accumulated_grads_;
     std::vector<int64_t> block_begin_;  // offset of each block's first tensor; then ln_f's
 };
 

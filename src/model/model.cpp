@@ -16,4 +16,11 @@ void Model::refresh_half_weights() {
     }
 }
 
+kernels::WeightGrad Model::begin_backward() {
+    if (!grads_stale_) return kernels::WeightGrad::Accumulate;
+    for (std::span<float> g : accumulated_grads_) zero(g.data(), static_cast<int64_t>(g.size()));
+    grads_stale_ = false;
+    return kernels::WeightGrad::Overwrite;
+}
+
 }  // namespace lmforge

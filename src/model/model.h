@@ -6,10 +6,14 @@
 // model here serves besides its own.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
+#include <vector>
+
+#include "kernels/matmul.h"
 
 #include "core/aligned_buffer.h"
 #include "core/profiler.h"
@@ -78,6 +82,16 @@ protected:
 
     // At the start of a forward: the bfloat16 copy brought up to date if stale.
     void refresh_half_weights();
+    // At the start of a backward: after zero_grad(), the gradients backward only adds to
+    // (accumulated_grads_) are zeroed and the weight GEMMs told to overwrite theirs.
+    kernels::WeightGrad begin_backward();
+    static void zero(float* x, int64_t n) { std::fill_n(x, n, 0.0f); }
+    // cfg after cfg.validate(): for constructors that derive the layout from it.
+    template <class Config>
+    static const Config& validated(const Config& cfg) {
+        cfg.validate();
+        return cfg;
+    }
     const uint16_t* half(const float* param) const { return params_h_.data() + (param - params_.data()); }
     void lap(const char* name) {
         if (profiler_ != nullptr) profiler_->lap(name);
@@ -92,6 +106,7 @@ protected:
     AlignedBuffer<uint16_t> params_h_;  // mixed precision: bfloat16 copy of params_
     bool half_stale_ = true;
     bool grads_stale_ = true;  // the next backward overwrites instead of adding
+    std::vector<std::span<float>> accumulated_grads_;  // gradients backward only adds to
     Profiler* profiler_ = nullptr;
     std::function<void(int64_t, int64_t)> ready_hook_;
 };

@@ -5,13 +5,43 @@
 #include <unordered_map>
 
 #include "backend/gemm_naive.h"
+#include "kernels/bf16.h"
 #include "core/error.h"
 
 namespace lmforge::backend {
 
 using dnnl::memory;
 
-OnednnGemm::OnednnGemm() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+namespace {
+
+// Whether oneDNN has a bf16 matmul on this CPU: asked once with a small shape.
+bool onednn_has_bf16_matmul(const dnnl::engine& engine) {
+    const memory::desc a({16, 16}, memory::data_type::bf16, memory::format_tag::ab);
+    const memory::desc c({16, 16}, memory::data_type::f32, memory::format_tag::ab);
+    try {
+        dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, a, c), engine);
+        return true;
+    } catch (const dnnl::error&) {
+        return false;
+    }
+}
+
+// The stored elements of an operand with `rows` rows of `cols` used elements, `ld` apart.
+int64_t stored_extent(int64_t rows, int64_t cols, int64_t ld) { return rows == 0 ? 0 : (rows - 1) * ld + cols; }
+
+void widen(std::vector<float>& out, const uint16_t* in, int64_t n) {
+    out.resize(static_cast<size_t>(n));
+    float* o = out.data();
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n; i++) o[i] = from_bf16(in[i]);
+}
+
+}  // namespace
+
+OnednnGemm::OnednnGemm(bool widen_bf16)
+    : engine_(dnnl::engine::kind::cpu, 0),
+      stream_(engine_),
+      native_bf16_(!widen_bf16 && onednn_has_bf16_matmul(engine_)) {}
 
 OnednnGemm::Entry& OnednnGemm::entry_for(const GemmShape& s, bool has_bias, memory::data_type in) {
     const int64_t lda = s.stored_lda(), ldb = s.stored_ldb(), ldc = s.stored_ldc();
@@ -51,7 +81,19 @@ void OnednnGemm::run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t*
         NaiveGemm().run_bf16(s, a, b, c, bias);
         return;
     }
+    if (!native_bf16_) {
+        run_bf16_widened(s, a, b, c, bias);
+        return;
+    }
     execute(s, a, b, c, bias, memory::data_type::bf16);
+}
+
+void OnednnGemm::run_bf16_widened(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
+                                  const float* bias) {
+    // The widened copies keep the operands' strides, so the shape is unchanged.
+    widen(wide_a_, a, s.trans_a ? stored_extent(s.K, s.M, s.stored_lda()) : stored_extent(s.M, s.K, s.stored_lda()));
+    widen(wide_b_, b, s.trans_b ? stored_extent(s.N, s.K, s.stored_ldb()) : stored_extent(s.K, s.N, s.stored_ldb()));
+    execute(s, wide_a_.data(), wide_b_.data(), c, bias, memory::data_type::f32);
 }
 
 void OnednnGemm::execute(const GemmShape& s, const void* a, const void* b, float* c, const float* bias,

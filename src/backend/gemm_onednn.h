@@ -1,11 +1,17 @@
 // GEMM on oneDNN's matmul primitive. Primitives are built once per shape and cached: building
 // one JIT-compiles a kernel, which costs far more than a small product.
+//
+// Where oneDNN has no bf16 matmul for this CPU (no AVX512_BF16 or AVX-512 at all), run_bf16
+// widens both operands to fp32 and runs the fp32 primitive. That is the same arithmetic: a
+// product of two bf16 values is exact in fp32 and the sums are fp32 either way; it is slower
+// and needs the widened copies, but every bf16 code path still runs on every CPU.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <map>
 #include <tuple>
+#include <vector>
 
 #include "backend/gemm.h"
 
@@ -13,12 +19,15 @@ namespace lmforge::backend {
 
 class OnednnGemm final : public Gemm {
 public:
-    OnednnGemm();
+    // widen_bf16: take the widening path even where bf16 is native (so tests cover it anywhere).
+    explicit OnednnGemm(bool widen_bf16 = false);
     void run(const GemmShape& s, const float* a, const float* b, float* c,
              const float* bias) override;
     void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
                   const float* bias) override;
     std::string_view name() const override { return "onednn"; }
+    // Whether bf16 products run natively (false: widened to fp32, see above).
+    bool native_bf16() const { return native_bf16_; }
 
 private:
     using Key = std::tuple<int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t, int64_t,
@@ -32,9 +41,14 @@ private:
     void execute(const GemmShape& s, const void* a, const void* b, float* c, const float* bias,
                  dnnl::memory::data_type in);
 
+    void run_bf16_widened(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
+                          const float* bias);
+
     dnnl::engine engine_;
     dnnl::stream stream_;
     std::map<Key, Entry> cache_;
+    bool native_bf16_;
+    std::vector<float> wide_a_, wide_b_;  // run_bf16's operands widened, when not native
 };
 
 }  // namespace lmforge::backend

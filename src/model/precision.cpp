@@ -21,7 +21,7 @@ Precision resolve_precision(const std::string& name, std::string& why) {
     }
     if (name == "bf16") {
         why = cpu_has_bf16() ? "asked for; the CPU has AVX512_BF16"
-                             : "asked for, but this CPU lacks AVX512_BF16: oneDNN emulates it, slowly";
+                             : "asked for, but this CPU lacks AVX512_BF16: GEMMs widen bf16 to fp32, slower than fp32";
         return Precision::Bf16;
     }
     if (name == "auto") {

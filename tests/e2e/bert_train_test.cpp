@@ -91,7 +91,7 @@ TEST_F(BertTrain, PretrainsExportsImportsAndFineTunes) {
     // Fine-tuning from the pretrained encoder: only the pooler and classifier are new.
     const std::string cls = write("cls.toml", model_toml() + "init_from = \"" + path("mlm_run/best") +
                                                   "\"\n[data]\ndir = \"" + path("cls_data") +
-                                                  "\"\n[train]\ntask = \"classify\"\nbatch_size = 16\nepochs = 4\n"
+                                                  "\"\n[train]\ntask = \"classify\"\nbatch_size = 16\nepochs = 8\n"
                                                   "threads = 2\n[optim]\nlr = 2e-3\nwarmup_steps = 10\n"
                                                   "[run]\ndir = \"" + path("cls_run") + "\"\n");
     o = run_lmforge("train " + cls);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/gemm.h"
+#include "backend/gemm_onednn.h"
 #include "kernels/bf16.h"
 
 #include <cmath>
@@ -53,23 +54,29 @@ namespace {
 
 TEST(GemmBf16, OnednnMatchesNaiveOnTheSameBf16Inputs) {
     // Both backends see identical bf16 operands and accumulate in at least fp32: they agree to
-    // fp32 rounding, whatever bf16 lost when the inputs were rounded.
-    auto fast = backend::make_gemm(backend::GemmKind::Onednn);
+    // fp32 rounding, whatever bf16 lost when the inputs were rounded. oneDNN runs both its
+    // paths: native bf16 where the CPU has it, and operands widened to fp32 (any CPU), here
+    // with padded leading dimensions so the widened copies must keep the strides.
+    backend::OnednnGemm native_or_widened, widened(/*widen_bf16=*/true);
     auto slow = backend::make_gemm(backend::GemmKind::Naive);
-    for (const bool ta : {false, true}) {
-        for (const bool tb : {false, true}) {
-            const int64_t M = 23, N = 35, K = 129;
-            const backend::GemmShape s{.M = M, .N = N, .K = K, .trans_a = ta, .trans_b = tb, .accumulate = true};
-            std::vector<uint16_t> a(M * K), b(K * N);
-            const auto fa = random_vector(M * K, 1), fb = random_vector(K * N, 2);
-            for (size_t i = 0; i < a.size(); i++) a[i] = to_bf16(fa[i]);
-            for (size_t i = 0; i < b.size(); i++) b[i] = to_bf16(fb[i]);
-            const auto bias = random_vector(N, 3);
-            auto c1 = random_vector(M * N, 4);
-            auto c2 = c1;
-            fast->run_bf16(s, a.data(), b.data(), c1.data(), bias.data());
-            slow->run_bf16(s, a.data(), b.data(), c2.data(), bias.data());
-            EXPECT_TRUE(close(c1, c2, 1e-5, 1e-4)) << "ta=" << ta << " tb=" << tb;
+    for (backend::Gemm* fast : {static_cast<backend::Gemm*>(&native_or_widened), static_cast<backend::Gemm*>(&widened)}) {
+        for (const bool ta : {false, true}) {
+            for (const bool tb : {false, true}) {
+                const int64_t M = 23, N = 35, K = 129, pad = 3;
+                const int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad;
+                const backend::GemmShape s{.M = M, .N = N, .K = K, .trans_a = ta, .trans_b = tb,
+                                           .lda = lda, .ldb = ldb, .accumulate = true};
+                std::vector<uint16_t> a((ta ? K : M) * lda), b((tb ? N : K) * ldb);
+                const auto fa = random_vector(a.size(), 1), fb = random_vector(b.size(), 2);
+                for (size_t i = 0; i < a.size(); i++) a[i] = to_bf16(fa[i]);
+                for (size_t i = 0; i < b.size(); i++) b[i] = to_bf16(fb[i]);
+                const auto bias = random_vector(N, 3);
+                auto c1 = random_vector(M * N, 4);
+                auto c2 = c1;
+                fast->run_bf16(s, a.data(), b.data(), c1.data(), bias.data());
+                slow->run_bf16(s, a.data(), b.data(), c2.data(), bias.data());
+                EXPECT_TRUE(close(c1, c2, 1e-5, 1e-4)) << "ta=" << ta << " tb=" << tb << " widened=" << (fast == &widened);
+            }
         }
     }
 }

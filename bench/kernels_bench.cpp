@@ -59,7 +59,7 @@ void timed(benchmark::State& state, double& seconds, F&& body) {
 void report_flops(benchmark::State& state, double seconds, double flops, Precision p) {
     const double rate = flops * static_cast<double>(state.iterations()) / seconds;
     state.counters["GFLOP/s"] = rate / 1e9;
-    state.counters["%peak"] = 100.0 * rate / (default_peak_gflops(p) * 1e9);
+    state.counters["%peak"] = 100.0 * rate / (peak_gflops(p) * 1e9);
 }
 
 // Achieved GB/s of traffic (bytes per iteration a pass must read and write).

@@ -57,10 +57,10 @@ void run(const BenchFlags& f) {
     opts.gemm = backend::parse_gemm_kind(f.gemm);
     std::string why;
     opts.precision = resolve_precision(f.precision, why);
-    opts.peak_gflops = f.peak_gflops.value_or(default_peak_gflops(opts.precision));
     opts.recompute = parse_recompute(f.recompute);
     opts.profile = f.profile;
     backend::set_threads(f.threads.value_or(backend::hardware_threads()));
+    opts.peak_gflops = f.peak_gflops.value_or(peak_gflops(opts.precision));  // on those threads
 
     const BenchResult r = run_benchmark(opts);
     const Gpt2Config& m = opts.model;
@@ -126,7 +126,7 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("--threads", flags->threads, "Threads (default: every core)")
         ->check(integer_at_least(1));
     cmd->add_option("--peak-gflops", flags->peak_gflops,
-                    "The machine's peak GFLOP/s, for the utilisation figure (default: 224 fp32, 451 bf16)")
+                    "The machine's peak GFLOP/s, for the utilisation figure (default: measured at the start)")
         ->check(positive_number());
     cmd->add_option("--gemm", flags->gemm, "GEMM backend: onednn or naive")->capture_default_str();
     cmd->add_option("--precision", flags->precision, "fp32, bf16 (mixed), or auto: bf16 where the CPU has it")

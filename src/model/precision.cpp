@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/peak.h"
 #include "core/error.h"
 
 namespace lmforge {
@@ -37,6 +38,9 @@ Precision resolve_precision(const std::string& name, std::string& why) {
 
 const char* precision_name(Precision p) { return p == Precision::Bf16 ? "bf16" : "fp32"; }
 
-double default_peak_gflops(Precision p) { return p == Precision::Bf16 ? 451.0 : 224.0; }
+double peak_gflops(Precision p) {
+    const bool bf16_dot = p == Precision::Bf16 && cpu_has_bf16();
+    return backend::measured_peak_gflops(bf16_dot ? backend::PeakKind::Bf16Dot : backend::PeakKind::Fp32Fma);
+}
 
 }  // namespace lmforge

@@ -9,9 +9,11 @@ namespace lmforge {
 
 enum class Precision { Fp32, Bf16 };
 
-// The machine's measured 2-thread peaks (README): 224 GFLOP/s fp32 FMA, 451 bf16 dot products
-// (AVX512_BF16) — the denominators of the model FLOP utilisation unless one is given.
-double default_peak_gflops(Precision p);
+// This machine's peak GFLOP/s for GEMMs in precision p on the current threads, measured
+// (backend/peak.h): fp32 FMAs, or bf16 dot products where the CPU has AVX512_BF16 (bf16 GEMMs
+// elsewhere widen to fp32 and run at the fp32 peak). The denominator of the model FLOP
+// utilisation unless one is given.
+double peak_gflops(Precision p);
 
 // Whether this CPU computes in bf16 natively (AVX512_BF16; AMX-BF16 CPUs have it too).
 bool cpu_has_bf16();

@@ -22,7 +22,7 @@ struct BenchOptions {
     int64_t seq = 64;
     int64_t steps = 10;
     int64_t warmup = 3;  // untimed steps first: oneDNN builds its kernels, pages fault in
-    double peak_gflops = 224.0;  // for the utilisation figure: default_peak_gflops(precision)
+    double peak_gflops = 0;  // for the utilisation figure: peak_gflops(precision)
     backend::GemmKind gemm = backend::GemmKind::Onednn;
     bool profile = false;  // time each kernel family
     Precision precision = Precision::Fp32;

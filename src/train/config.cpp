@@ -59,7 +59,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("log.every", c.log.every, "steps between log lines");
     v("log.tensorboard", c.log.tensorboard, "write TensorBoard event files");
     v("log.plots", c.log.plots, "draw loss curves (SVG and PNG) at the end");
-    v("log.peak_gflops", c.log.peak_gflops, "the machine's peak GFLOP/s, for the model FLOP utilisation (MFU) in the log; 0: 224 in fp32, 451 in bf16 (measured, README)");
+    v("log.peak_gflops", c.log.peak_gflops, "the machine's peak GFLOP/s, for the model FLOP utilisation (MFU) in the log; 0: measured at the start (fp32 FMAs, or bf16 dot products where the CPU has them)");
     v("sample.every", c.sample.every, "steps between samples printed during training; 0: none");
     v("sample.tokens", c.sample.tokens, "tokens per sample");
     v("sample.prompt", c.sample.prompt, "text the samples continue; empty: start of a document");

@@ -63,7 +63,7 @@ struct TrainConfig {
         int64_t every = 10;
         bool tensorboard = true;
         bool plots = true;
-        double peak_gflops = 0.0;  // for the MFU figure; 0: default_peak_gflops(precision)
+        double peak_gflops = 0.0;  // for the MFU figure; 0: measured, peak_gflops(precision)
     } log;
     struct Sample {
         int64_t every = 0;  // steps; 0: none during training

@@ -136,7 +136,7 @@ TrainSummary train(const TrainOptions& opts) {
     const Precision precision = resolve_precision(cfg.train.precision, precision_why);
     const Recompute recompute = parse_recompute(cfg.train.recompute);
     Gpt2 model(mcfg, *gemm, precision, recompute);
-    const double peak_gflops = cfg.log.peak_gflops > 0 ? cfg.log.peak_gflops : default_peak_gflops(precision);
+    const double peak_gflops = cfg.log.peak_gflops > 0 ? cfg.log.peak_gflops : lmforge::peak_gflops(precision);
     const AdamWConfig adam{static_cast<float>(cfg.optim.beta1), static_cast<float>(cfg.optim.beta2),
                            static_cast<float>(cfg.optim.eps), static_cast<float>(cfg.optim.weight_decay)};
     DataParallel dp(*comm, model, adam,

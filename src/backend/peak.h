@@ -1,0 +1,16 @@
+// The machine's peak arithmetic rate, measured rather than assumed: the denominator of the
+// model FLOP utilisation (MFU). A table of nominal figures would be wrong on the next CPU.
+#pragma once
+
+namespace lmforge::backend {
+
+enum class PeakKind {
+    Fp32Fma,    // fp32 fused multiply-adds at the widest vector width the CPU has
+    Bf16Dot,    // bf16 dot products into fp32 (AVX512_BF16); the fp32 figure where absent
+};
+
+// GFLOP/s of back-to-back independent multiply-adds on every OpenMP thread, best of a few
+// ~30 ms runs. Measured once per kind and thread count, then remembered.
+double measured_peak_gflops(PeakKind kind);
+
+}  // namespace lmforge::backend

@@ -101,13 +101,16 @@ void Gpt2::recompute_block(int64_t l, const float* residual) {
         lap("recompute");
         attention_branch(l, residual);
         mlp_hidden(l);
-    } else {
-        const int64_t n = B_ * T_ * 4 * cfg_.n_embd;
+    } else {  // Gelu: the layernorms' and GELU's outputs, one elementwise pass each
+        const int64_t N = B_ * T_, C = cfg_.n_embd;
         const Gpt2LayerActs& a = acts_.layers[l];
+        const Gpt2LayerParams& w = p_.h[l];
+        norm(ln1_out(l), nullptr, residual, nullptr, N);
+        norm({a.ln2, a.ln2_h, a.ln2_mean, a.ln2_rstd, w.ln_2_weight, w.ln_2_bias}, nullptr, a.res2, nullptr, N);
         if (precision_ == Precision::Bf16) {
-            gelu_forward(a.fch_gelu_h, a.fch, n);
+            gelu_forward(a.fch_gelu_h, a.fch, N * 4 * C);
         } else {
-            gelu_forward(a.fch_gelu, a.fch, n);
+            gelu_forward(a.fch_gelu, a.fch, N * 4 * C);
         }
     }
     lap("recompute");
@@ -371,10 +374,10 @@ void Gpt2::backward_body(WeightGrad mode) {
         recompute_block(l, residual);
 
         // MLP branch: res3 = res2 + c_proj(gelu(c_fc(ln_2(res2)))).
-        linear_backward(acts_.dfch_gelu, dw.mlp_c_proj_weight, dw.mlp_c_proj_bias, acts_.dres, a.fch_gelu,
+        linear_backward(acts_.dfch, dw.mlp_c_proj_weight, dw.mlp_c_proj_bias, acts_.dres, a.fch_gelu,
                         a.fch_gelu_h, w.mlp_c_proj_weight, N, 4 * C, C, mode);
         lap("matmul_bwd");
-        gelu_backward(acts_.dfch, acts_.dfch_gelu, a.fch, N * 4 * C);
+        gelu_backward(acts_.dfch, acts_.dfch, a.fch, N * 4 * C);  // in place: d(GELU output) is not read again
         lap("gelu_bwd");
         linear_backward(acts_.dln, dw.c_fc_weight, dw.c_fc_bias, acts_.dfch, a.ln2, a.ln2_h, w.c_fc_weight,
                         N, C, 4 * C, mode);

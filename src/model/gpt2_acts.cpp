@@ -36,24 +36,24 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
             }
         };
         const bool keep_block = recompute != Recompute::Block;
-        const bool keep_gelu = recompute == Recompute::None;
-        kept(l.ln1, first.ln1, f * N * C, keep_block);
+        const bool keep_pointwise = recompute == Recompute::None;  // GELU and layernorm outputs
+        kept(l.ln1, first.ln1, f * N * C, keep_pointwise);
         kept(l.ln1_mean, first.ln1_mean, N, keep_block);
         kept(l.ln1_rstd, first.ln1_rstd, N, keep_block);
         kept(l.qkv, first.qkv, N * 3 * C, keep_block);
         kept(l.atty, first.atty, N * C, keep_block);
         kept(l.att_lse, first.att_lse, B * cfg.n_head * T, keep_block);
         kept(l.res2, first.res2, N * C, keep_block);
-        kept(l.ln2, first.ln2, f * N * C, keep_block);
+        kept(l.ln2, first.ln2, f * N * C, keep_pointwise);
         kept(l.ln2_mean, first.ln2_mean, N, keep_block);
         kept(l.ln2_rstd, first.ln2_rstd, N, keep_block);
         kept(l.fch, first.fch, N * 4 * C, keep_block);
-        kept(l.fch_gelu, first.fch_gelu, f * N * 4 * C, keep_gelu);
+        kept(l.fch_gelu, first.fch_gelu, f * N * 4 * C, keep_pointwise);
         own(l.res3, N * C);
-        kept(l.ln1_h, first.ln1_h, h * N * C, keep_block);
+        kept(l.ln1_h, first.ln1_h, h * N * C, keep_pointwise);
         kept(l.atty_h, first.atty_h, h * N * C, keep_block);
-        kept(l.ln2_h, first.ln2_h, h * N * C, keep_block);
-        kept(l.fch_gelu_h, first.fch_gelu_h, h * N * 4 * C, keep_gelu);
+        kept(l.ln2_h, first.ln2_h, h * N * C, keep_pointwise);
+        kept(l.fch_gelu_h, first.fch_gelu_h, h * N * 4 * C, keep_pointwise);
     }
     fn(f * N * C, a.lnf);
     fn(N, a.lnf_mean);
@@ -82,7 +82,6 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
     fn(N * C, a.dln);
     fn(N * C, a.datty);
     fn(N * 3 * C, a.dqkv);
-    fn(N * 4 * C, a.dfch_gelu);
     fn(N * 4 * C, a.dfch);
     fn(h * N * C, a.lnf_h);
     fn(h * N * chunk, a.dlogits_chunk_h);

@@ -37,7 +37,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.threads", c.train.threads, "threads per process; 0: the host's cores divided among its processes");
     v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT model (model.preset bert-*) on token shards; sft: instruction (generative) fine-tuning of a GPT-2 model on prepare --instructions data, loss on response tokens only, epoch by epoch");
     v("train.epochs", c.train.epochs, "classify, sft: passes over the training split (train.max_steps and seq_len are not used: the data sets the length)");
-    v("train.recompute", c.train.recompute, "activation recompute: none; gelu (GELU outputs recomputed in backward); block (each block re-runs its forward in backward, keeping only its output)");
+    v("train.recompute", c.train.recompute, "activation recompute: none; gelu (GELU and layernorm outputs recomputed in backward: one elementwise pass each); block (each block re-runs its forward in backward, keeping only its output)");
     v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs, fp32 accumulation, master weights and moments); auto: bf16 where the CPU has AVX512_BF16");
     v("optim.lr", c.optim.lr, "peak learning rate");
     v("optim.min_lr_ratio", c.optim.min_lr_ratio, "final learning rate as a fraction of the peak (cosine, linear)");

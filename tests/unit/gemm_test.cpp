@@ -4,6 +4,7 @@
 
 #include "backend/gemm.h"
 #include "backend/gemm_onednn.h"
+#include "backend/peak.h"
 #include "kernels/bf16.h"
 
 #include <cmath>
@@ -100,3 +101,19 @@ TEST(Bf16, RoundsToNearestEvenAndKeepsSpecials) {
 
 }  // namespace
 }  // namespace lmforge::test
+
+namespace lmforge {
+namespace {
+
+TEST(Peak, MeasuredOncePerKindAsAFiniteRate) {
+    // Only what holds on any machine at any load: a positive, finite rate, and the same one
+    // when asked again (measured once, then remembered, so logs and bench agree).
+    for (const auto kind : {backend::PeakKind::Fp32Fma, backend::PeakKind::Bf16Dot}) {
+        const double first = backend::measured_peak_gflops(kind);
+        EXPECT_TRUE(std::isfinite(first) && first > 0) << first;
+        EXPECT_EQ(backend::measured_peak_gflops(kind), first);
+    }
+}
+
+}  // namespace
+}  // namespace lmforge

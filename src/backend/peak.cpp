@@ -86,10 +86,12 @@ Loop loop_for(PeakKind kind) {
 }
 
 double measure(Loop loop) {
-    constexpr long kIterations = 1L << 20;  // ~30 ms per thread at a few GHz
+    // Best of several short runs: another process taking a core for a moment (a previous
+    // benchmark winding down) slows some of them, seldom all.
+    constexpr long kIterations = 1L << 19;  // ~15 ms per thread at a few GHz
     double best = 0;
     float sink = 0;
-    for (int run = 0; run < 3; run++) {
+    for (int run = 0; run < 8; run++) {
         double flops = 0;
         const auto start = std::chrono::steady_clock::now();
 #pragma omp parallel reduction(+ : flops, sink)

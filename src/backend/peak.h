@@ -9,8 +9,8 @@ enum class PeakKind {
     Bf16Dot,    // bf16 dot products into fp32 (AVX512_BF16); the fp32 figure where absent
 };
 
-// GFLOP/s of back-to-back independent multiply-adds on every OpenMP thread, best of a few
-// ~30 ms runs. Measured once per kind and thread count, then remembered.
+// GFLOP/s of back-to-back independent multiply-adds on every OpenMP thread, best of eight
+// ~15 ms runs. Measured once per kind and thread count, then remembered.
 double measured_peak_gflops(PeakKind kind);
 
 }  // namespace lmforge::backend

@@ -26,8 +26,6 @@ public:
     void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
                   const float* bias) override;
     std::string_view name() const override { return "onednn"; }
-    // Whether bf16 products run natively (false: widened to fp32, see above).
-    bool native_bf16() const { return native_bf16_; }
 
 private:
     using Key = std::tuple<int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t, int64_t,

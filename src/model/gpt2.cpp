@@ -67,7 +67,7 @@ void Gpt2::attention_branch(int64_t l, const float* residual) {
     lap("attention_fwd");
     linear_forward(acts_.proj, a.atty, a.atty_h, w.attn_c_proj_weight, w.attn_c_proj_bias, N, C, C);
     lap("matmul_fwd");
-    norm({a.ln2, a.ln2_h, a.ln2_mean, a.ln2_rstd, w.ln_2_weight, w.ln_2_bias}, a.res2, residual, acts_.proj, N);
+    norm(ln2_out(l), a.res2, residual, acts_.proj, N);
     lap("residual_layernorm_fwd");
 }
 
@@ -77,12 +77,18 @@ void Gpt2::mlp_hidden(int64_t l) {
     const Gpt2LayerActs& a = acts_.layers[l];
     linear_forward(a.fch, a.ln2, a.ln2_h, w.c_fc_weight, w.c_fc_bias, N, C, 4 * C);
     lap("matmul_fwd");
-    if (precision_ == Precision::Bf16) {
-        gelu_forward(a.fch_gelu_h, a.fch, N * 4 * C);
-    } else {
-        gelu_forward(a.fch_gelu, a.fch, N * 4 * C);
-    }
+    gelu_forward_layer(l);
     lap("gelu_fwd");
+}
+
+void Gpt2::gelu_forward_layer(int64_t l) {
+    const int64_t n = B_ * T_ * 4 * cfg_.n_embd;
+    const Gpt2LayerActs& a = acts_.layers[l];
+    if (precision_ == Precision::Bf16) {
+        gelu_forward(a.fch_gelu_h, a.fch, n);
+    } else {
+        gelu_forward(a.fch_gelu, a.fch, n);
+    }
 }
 
 void Gpt2::mlp_projection(int64_t l) {
@@ -102,16 +108,9 @@ void Gpt2::recompute_block(int64_t l, const float* residual) {
         attention_branch(l, residual);
         mlp_hidden(l);
     } else {  // Gelu: the layernorms' and GELU's outputs, one elementwise pass each
-        const int64_t N = B_ * T_, C = cfg_.n_embd;
-        const Gpt2LayerActs& a = acts_.layers[l];
-        const Gpt2LayerParams& w = p_.h[l];
-        norm(ln1_out(l), nullptr, residual, nullptr, N);
-        norm({a.ln2, a.ln2_h, a.ln2_mean, a.ln2_rstd, w.ln_2_weight, w.ln_2_bias}, nullptr, a.res2, nullptr, N);
-        if (precision_ == Precision::Bf16) {
-            gelu_forward(a.fch_gelu_h, a.fch, N * 4 * C);
-        } else {
-            gelu_forward(a.fch_gelu, a.fch, N * 4 * C);
-        }
+        norm(ln1_out(l), nullptr, residual, nullptr, B_ * T_);
+        norm(ln2_out(l), nullptr, acts_.layers[l].res2, nullptr, B_ * T_);
+        gelu_forward_layer(l);
     }
     lap("recompute");
 }
@@ -119,6 +118,11 @@ void Gpt2::recompute_block(int64_t l, const float* residual) {
 Gpt2::LayerNormOut Gpt2::ln1_out(int64_t l) const {
     const Gpt2LayerActs& a = acts_.layers[l];
     return {a.ln1, a.ln1_h, a.ln1_mean, a.ln1_rstd, p_.h[l].ln_1_weight, p_.h[l].ln_1_bias};
+}
+
+Gpt2::LayerNormOut Gpt2::ln2_out(int64_t l) const {
+    const Gpt2LayerActs& a = acts_.layers[l];
+    return {a.ln2, a.ln2_h, a.ln2_mean, a.ln2_rstd, p_.h[l].ln_2_weight, p_.h[l].ln_2_bias};
 }
 
 Gpt2::LayerNormOut Gpt2::lnf_out() const {

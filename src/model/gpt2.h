@@ -93,6 +93,9 @@ private:
     void mlp_hidden(int64_t l);
     void mlp_projection(int64_t l);
     LayerNormOut ln1_out(int64_t l) const;
+    LayerNormOut ln2_out(int64_t l) const;
+    // GELU of block l's c_fc output into the GEMM input of its precision (fch_gelu or _h).
+    void gelu_forward_layer(int64_t l);
     // Before block l's backward, in recompute mode: what it did not keep, from its input.
     void recompute_block(int64_t l, const float* residual);
     void linear_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp,

@@ -15,6 +15,7 @@ namespace lmforge::kernels {
 namespace {
 
 constexpr int64_t kChunkBytes = int64_t{8} << 20;  // 4-16 MiB measured alike on config B
+constexpr int64_t kBlockBytes = int64_t{64} << 20;  // lm_head_loss_train's logits block
 
 void run(backend::Gemm& gemm, const backend::GemmShape& s, const float* a, const float* b, float* c,
          const float* bias = nullptr) {
@@ -31,6 +32,29 @@ void chunk_logits(backend::Gemm& gemm, const LmHeadLossShape& s, int64_t c0, int
                   const float* bias, float* logits) {
     run(gemm, {.M = s.N, .N = nc, .K = s.C, .trans_b = true}, x, wte + c0 * s.C, logits,
         bias != nullptr ? bias + c0 : nullptr);
+}
+
+// One row's dlogits over vocabulary columns [c0, c0 + nc): (softmax − one-hot(t)) · dloss,
+// from the row's logits and log-sum-exp; zero where t is ignored. Written as In to drow and,
+// when keep_fp32, also in fp32 over the logits (for dbias's column sums in mixed precision).
+template <class In>
+void row_dlogits(float* row, In* drow, int64_t c0, int64_t nc, int64_t t, float lse, float dloss, bool keep_fp32) {
+    const float scale = t == kIgnoreIndex ? 0.0f : dloss;
+    const bool here = t >= c0 && t < c0 + nc;
+    const float at_target = here ? (fast_exp(row[t - c0] - lse) - 1.0f) * scale : 0.0f;
+    if (keep_fp32) {
+#pragma omp simd
+        for (int64_t j = 0; j < nc; j++) {
+            const float g = fast_exp(row[j] - lse) * scale;
+            row[j] = g;
+            drow[j] = float_to<In>(g);
+        }
+        if (here) row[t - c0] = at_target;
+    } else {
+#pragma omp simd
+        for (int64_t j = 0; j < nc; j++) drow[j] = float_to<In>(fast_exp(row[j] - lse) * scale);
+    }
+    if (here) drow[t - c0] = float_to<In>(at_target);
 }
 
 }  // namespace
@@ -75,6 +99,48 @@ void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* 
     }
 }
 
+int64_t lm_head_rows(int64_t N, int64_t V) {
+    const int64_t budget = kBlockBytes / (static_cast<int64_t>(sizeof(float)) * std::max<int64_t>(V, 1)) / 64 * 64;
+    return std::max(std::min(budget, (N + 1) / 2), std::min<int64_t>(64, std::max<int64_t>(N, 1)));
+}
+
+template <class In>
+void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx,
+                        float* dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,
+                        const int32_t* targets, float dloss, float* logits_block, In* dlogits_block,
+                        float* target_logit, float* row_max) {
+    const bool keep_fp32 = dbias != nullptr && !std::is_same_v<In, float>;
+    const float* dlogits_fp32 = logits_block;
+    if constexpr (std::is_same_v<In, float>) dlogits_fp32 = dlogits_block;
+    if (dbias != nullptr && !accumulate) std::fill_n(dbias, s.V, 0.0f);
+    for (int64_t r0 = 0; r0 < s.N; r0 += s.rows) {
+        const int64_t nr = std::min(s.N, r0 + s.rows) - r0;
+        const In* xb = x + r0 * s.C;
+        run(gemm, {.M = nr, .N = s.V, .K = s.C, .trans_b = true}, xb, wte, logits_block, bias);
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < nr; i++) {
+            const int64_t n = r0 + i, t = targets[n];
+            float* row = logits_block + i * s.V;
+            float m = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : m)
+            for (int64_t j = 0; j < s.V; j++) m = row[j] > m ? row[j] : m;
+            float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+            for (int64_t j = 0; j < s.V; j++) sum += fast_exp(row[j] - m);
+            lse[n] = m + std::log(sum);
+            if (row_max != nullptr) row_max[n] = m;
+            target_logit[n] = t == kIgnoreIndex ? 0.0f : row[t];
+            losses[n] = t == kIgnoreIndex ? 0.0f : lse[n] - target_logit[n];
+            row_dlogits(row, dlogits_block + i * s.V, 0, s.V, t, lse[n], dloss, keep_fp32);
+        }
+        if (dbias != nullptr) bias_backward(dbias, dlogits_fp32, nr, s.V);
+        run(gemm, {.M = nr, .N = s.C, .K = s.V}, dlogits_block, wte, dx + r0 * s.C);
+        run(gemm, {.M = s.V, .N = s.C, .K = nr, .trans_a = true, .accumulate = accumulate || r0 > 0}, dlogits_block,
+            xb, dwte);
+    }
+    if (!accumulate) std::memset(dwte + s.V * s.C, 0, sizeof(float) * (s.Vp - s.V) * s.C);
+}
+
 template <class In>
 void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, float* dbias,
                            bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,
@@ -89,26 +155,7 @@ void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float*
         chunk_logits(gemm, s, c0, nc, x, wte, bias, logits_chunk);
 #pragma omp parallel for schedule(static)
         for (int64_t n = 0; n < s.N; n++) {
-            float* row = logits_chunk + n * nc;
-            In* drow = dlogits_chunk + n * nc;
-            const int64_t t = targets[n];
-            const float m = lse[n], scale = t == kIgnoreIndex ? 0.0f : dloss;
-            const float at_target = t >= c0 && t < c0 + nc ? (fast_exp(row[t - c0] - m) - 1.0f) * scale : 0.0f;
-            if (keep_fp32) {
-#pragma omp simd
-                for (int64_t j = 0; j < nc; j++) {
-                    const float g = fast_exp(row[j] - m) * scale;
-                    row[j] = g;
-                    drow[j] = float_to<In>(g);
-                }
-                if (t >= c0 && t < c0 + nc) row[t - c0] = at_target;
-            } else {
-#pragma omp simd
-                for (int64_t j = 0; j < nc; j++) {
-                    drow[j] = float_to<In>(fast_exp(row[j] - m) * scale);
-                }
-            }
-            if (t >= c0 && t < c0 + nc) drow[t - c0] = float_to<In>(at_target);
+            row_dlogits(logits_chunk + n * nc, dlogits_chunk + n * nc, c0, nc, targets[n], lse[n], dloss, keep_fp32);
         }
         if (dbias != nullptr) bias_backward(dbias + c0, dlogits_fp32, s.N, nc);
         run(gemm, {.M = s.N, .N = s.C, .K = nc, .accumulate = c0 > 0}, dlogits_chunk, wte + c0 * s.C, dx);
@@ -122,6 +169,12 @@ template void lm_head_loss_forward<float>(backend::Gemm&, const LmHeadLossShape&
                                           const float*, const float*, const int32_t*, float*, float*, float*);
 template void lm_head_loss_forward<bf16>(backend::Gemm&, const LmHeadLossShape&, float*, float*, const bf16*,
                                          const bf16*, const float*, const int32_t*, float*, float*, float*);
+template void lm_head_loss_train<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, float*,
+                                        float*, bool, const float*, const float*, const float*, const int32_t*, float,
+                                        float*, float*, float*, float*);
+template void lm_head_loss_train<bf16>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, float*, float*,
+                                       bool, const bf16*, const bf16*, const float*, const int32_t*, float, float*,
+                                       bf16*, float*, float*);
 template void lm_head_loss_backward<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, bool,
                                            const float*, const float*, const float*, const float*, const int32_t*,
                                            float, float*, float*);

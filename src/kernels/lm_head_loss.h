@@ -4,7 +4,9 @@
 // logits, turns them into dlogits with the saved log-sum-exp and feeds both gradient GEMMs
 // before the next chunk. The price is one more GEMM of the head's forward size; the saving is
 // the logits and dlogits buffers (N · Vp floats and bf16s: 600 MiB at B=8, T=256 for GPT-2's
-// vocabulary). Padded columns V..Vp-1 of the embedding never enter the loss.
+// vocabulary). Training, which knows backward follows, takes a third way without that price:
+// lm_head_loss_train, forward and backward at once over blocks of rows with all their logits
+// (at most 64 MiB). Padded columns V..Vp-1 of the embedding never enter the loss.
 //
 // In is float, or bf16 in mixed precision (GEMM inputs in bf16, logits and sums in fp32).
 // Same semantics as crossentropy_forward/backward after logits = x · wteᵀ + bias (tested so).
@@ -20,7 +22,8 @@ namespace lmforge::kernels {
 
 struct LmHeadLossShape {
     int64_t N = 0, C = 0, V = 0, Vp = 0;  // rows, width, vocabulary, padded vocabulary
-    int64_t chunk = 0;                    // vocabulary columns per chunk
+    int64_t chunk = 0;                    // vocabulary columns per chunk (forward, backward)
+    int64_t rows = 0;                     // rows per block (lm_head_loss_train)
 };
 
 // The chunk lmforge uses for N rows: about 8 MiB of fp32 logits (a multiple of 64 columns, at
@@ -42,6 +45,25 @@ void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* 
 // fp32 (also in mixed precision). bias and dbias may be null. dlogits_chunk: N · chunk
 // scratch; in fp32 it may be logits_chunk itself (in bf16 with dbias, logits_chunk keeps the
 // fp32 dlogits for the column sums).
+// The block lm_head_loss_train uses for N rows of a V-word vocabulary: at most 64 MiB of fp32
+// logits in whole multiples of 64 rows, and at most half the rows, so the full (N, V) logits
+// never exist; but at least 64 rows (or N if fewer), below which the GEMMs turn skinny.
+int64_t lm_head_rows(int64_t N, int64_t V);
+
+// Training's forward and backward in one pass (for loss = dloss · Σ losses): the rows go in
+// blocks of s.rows, each with all V logits, so a row's log-sum-exp is exact as soon as its
+// block is multiplied, and the block's dlogits feed both gradient GEMMs at once. That saves
+// the logits GEMM that lm_head_loss_backward repeats (a quarter of the head's work) for
+// s.rows · V floats of scratch instead of N · chunk. Writes what forward writes (losses, lse,
+// target_logit, row_max if not null) and what backward writes (dx =, dwte and dbias = or +=).
+// logits_block: s.rows · V floats; dlogits_block: as many In, which in fp32 may be
+// logits_block itself.
+template <class In>
+void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx,
+                        float* dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,
+                        const int32_t* targets, float dloss, float* logits_block, In* dlogits_block,
+                        float* target_logit, float* row_max = nullptr);
+
 template <class In>
 void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, float* dbias,
                            bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,

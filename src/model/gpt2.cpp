@@ -1,5 +1,7 @@
 #include "model/gpt2.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 
@@ -150,9 +152,9 @@ void Gpt2::linear_backward(float* dinp, float* dw, float* db, const float* dout,
 }
 
 kernels::LmHeadLossShape Gpt2::lm_head_shape(int64_t rows) const {
-    // The chunk of the planned rows, which the scratch is sized for (rows <= B·T).
+    // The chunk and block of the planned rows, which the scratch is sized for (rows <= B·T).
     return {.N = rows, .C = cfg_.n_embd, .V = cfg_.vocab_size, .Vp = cfg_.padded_vocab(),
-            .chunk = lm_head_chunk(B_ * T_, cfg_.vocab_size)};
+            .chunk = lm_head_chunk(B_ * T_, cfg_.vocab_size), .rows = lm_head_rows(B_ * T_, cfg_.vocab_size)};
 }
 
 void Gpt2::plan(int64_t B, int64_t T) {
@@ -214,6 +216,8 @@ float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
     if (targets != nullptr) check_tokens(targets, true, "target");
     const int64_t N = B_ * T_, C = cfg_.n_embd;
     const int64_t Vp = cfg_.padded_vocab();
+    const std::optional<float> expected_scale = std::exchange(expected_loss_scale_, std::nullopt);
+    head_grads_scale_.reset();
     forward_body(inputs);
     targets_ = targets;
     if (targets == nullptr) {
@@ -258,7 +262,9 @@ float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
         target_logit = acts_.head_target_logit;
         row_max = acts_.head_row_max;
     }
-    if (precision_ == Precision::Fp32) {
+    if (expected_scale) {
+        lm_head_loss_train_pass(*expected_scale, x, x_h, t, losses, target_logit, row_max);
+    } else if (precision_ == Precision::Fp32) {
         lm_head_loss_forward(gemm_, lm_head_shape(M), losses, acts_.lse, x, p_.wte, nullptr, t, acts_.logits_chunk,
                              target_logit, row_max);
     } else {
@@ -273,10 +279,35 @@ float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
             acts_.row_max[row] = row_max[m];
         }
     }
-    lap("lm_head_loss_fwd");
+    lap(expected_scale ? "lm_head_loss_fwd_bwd" : "lm_head_loss_fwd");
     double sum = 0.0;
     for (int64_t m = 0; m < M; m++) sum += losses[m];
     return counted_ > 0 ? static_cast<float>(sum / counted_) : 0.0f;
+}
+
+void Gpt2::lm_head_loss_train_pass(float loss_scale, const float* x, const uint16_t* x_h, const int32_t* targets,
+                                   float* losses, float* target_logit, float* row_max) {
+    const int64_t M = counted_;
+    head_grads_mode_ = begin_backward();
+    head_grads_scale_ = loss_scale;
+    const bool accumulate = head_grads_mode_ == WeightGrad::Accumulate;
+    const float dloss = loss_scale / static_cast<float>(M);
+    float* dx = head_gathered_ ? acts_.head_dx : acts_.dln;
+    if (precision_ == Precision::Fp32) {
+        lm_head_loss_train(gemm_, lm_head_shape(M), losses, acts_.lse, dx, g_.wte, nullptr, accumulate, x, p_.wte,
+                           nullptr, targets, dloss, acts_.logits_chunk, acts_.logits_chunk, target_logit, row_max);
+    } else {
+        lm_head_loss_train(gemm_, lm_head_shape(M), losses, acts_.lse, dx, g_.wte, nullptr, accumulate, x_h,
+                           half(p_.wte), nullptr, targets, dloss, acts_.logits_chunk, acts_.dlogits_chunk_h,
+                           target_logit, row_max);
+    }
+    if (head_gathered_) scatter_head_dx();
+}
+
+void Gpt2::scatter_head_dx() {
+    const int64_t C = cfg_.n_embd;
+    zero(acts_.dln, B_ * T_ * C);
+    for (int64_t m = 0; m < counted_; m++) std::copy_n(acts_.head_dx + m * C, C, acts_.dln + acts_.head_rows[m] * C);
 }
 
 float Gpt2::forward_classify(const int32_t* inputs, const int32_t* lengths, const int32_t* labels) {
@@ -293,6 +324,8 @@ float Gpt2::forward_classify(const int32_t* inputs, const int32_t* lengths, cons
                              "labels are class indices below model.num_labels");
         }
     }
+    expected_loss_scale_.reset();  // the classifier's head is too small to gain from it
+    head_grads_scale_.reset();
     forward_body(inputs);
     // Pool: each sequence's hidden state at its position `last` (after ln_f), in fp32.
     for (int64_t b = 0; b < B; b++) {
@@ -320,6 +353,16 @@ void Gpt2::backward(float loss_scale) {
         throw Error("Gpt2::backward needs a forward with targets or labels");
     }
     const int64_t N = B_ * T_, C = cfg_.n_embd;
+    if (head_grads_scale_) {  // the forward computed the LM head's share already
+        if (*head_grads_scale_ != loss_scale) {
+            throw Error(fmt::format("Gpt2::backward({}) after a forward that expected backward({})", loss_scale,
+                                    *head_grads_scale_));
+        }
+        head_grads_scale_.reset();
+        if (profiler_ != nullptr) profiler_->start();
+        backward_body(head_grads_mode_);
+        return;
+    }
     const float dloss = counted_ > 0 ? loss_scale / static_cast<float>(counted_) : 0.0f;
     const WeightGrad mode = begin_backward();
 
@@ -350,10 +393,7 @@ void Gpt2::backward(float loss_scale) {
                                   head_gathered_ ? acts_.head_x_h : acts_.lnf_h, half(p_.wte), nullptr, acts_.lse, t,
                                   dloss, acts_.logits_chunk, acts_.dlogits_chunk_h);
         }
-        if (head_gathered_) {
-            zero(acts_.dln, N * C);
-            for (int64_t m = 0; m < M; m++) std::copy_n(dx + m * C, C, acts_.dln + acts_.head_rows[m] * C);
-        }
+        if (head_gathered_) scatter_head_dx();
         lap("lm_head_loss_bwd");
     }
     backward_body(mode);

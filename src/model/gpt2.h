@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 
 #include "backend/gemm.h"
@@ -102,6 +103,11 @@ private:
                          const uint16_t* inp_h, const float* w, int64_t N, int64_t C, int64_t OC,
                          kernels::WeightGrad mode);
     kernels::LmHeadLossShape lm_head_shape(int64_t rows) const;  // the head on `rows` rows
+    // The LM head's d(input) of the gathered rows (head_dx) back to positions in acts_.dln.
+    void scatter_head_dx();
+    // The loss and the LM head's gradients in one pass (the forward after expect_backward).
+    void lm_head_loss_train_pass(float loss_scale, const float* x, const uint16_t* x_h, const int32_t* targets,
+                                 float* losses, float* target_logit, float* row_max);
     void check_tokens(const int32_t* ids, bool allow_ignore, const char* what) const;
 
     Gpt2Config cfg_;
@@ -118,6 +124,10 @@ private:
     std::vector<int64_t> pooled_rows_;  // (B) rows of (B·T) that forward_classify pooled
     int64_t counted_ = 0;  // targets that are not ignored, in the last forward
     bool head_gathered_ = false;  // the last forward's LM head ran on the gathered rows alone
+    // Set when the last forward (after expect_backward) computed the LM head's gradients:
+    // the loss scale it used, and whether the weight gradients were overwritten or added to.
+    std::optional<float> head_grads_scale_;
+    kernels::WeightGrad head_grads_mode_ = kernels::WeightGrad::Overwrite;
     std::vector<int64_t> block_begin_;  // offset of each block's first tensor; then ln_f's
 };
 

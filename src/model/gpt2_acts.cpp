@@ -1,5 +1,6 @@
 #include "model/gpt2_acts.h"
 
+#include <algorithm>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -58,8 +59,11 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
     fn(f * N * C, a.lnf);
     fn(N, a.lnf_mean);
     fn(N, a.lnf_rstd);
-    const int64_t chunk = kernels::lm_head_chunk(N, cfg.vocab_size);
-    fn(N * chunk, a.logits_chunk);
+    // The LM head's scratch: one vocabulary chunk of all rows (forward, backward), or one
+    // block of rows with all the vocabulary (training's one pass), whichever is larger.
+    const int64_t head_scratch = std::max(N * kernels::lm_head_chunk(N, cfg.vocab_size),
+                                          kernels::lm_head_rows(N, cfg.vocab_size) * cfg.vocab_size);
+    fn(head_scratch, a.logits_chunk);
     fn(N, a.losses);
     fn(N, a.lse);
     fn(N, a.target_logit);
@@ -84,7 +88,7 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
     fn(N * 3 * C, a.dqkv);
     fn(N * 4 * C, a.dfch);
     fn(h * N * C, a.lnf_h);
-    fn(h * N * chunk, a.dlogits_chunk_h);
+    fn(h * head_scratch, a.dlogits_chunk_h);
     fn(h * N * 4 * C, a.dout_h);
 }
 

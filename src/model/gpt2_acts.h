@@ -52,7 +52,7 @@ struct Gpt2Acts {
     float* encoded = nullptr;  // (N, C) token + position embedding
     std::vector<Gpt2LayerActs> layers;
     float *lnf = nullptr, *lnf_mean = nullptr, *lnf_rstd = nullptr;  // (N, C), (N), (N)
-    float* logits_chunk = nullptr;  // (N, chunk): one vocabulary chunk of the LM head (lm_head_loss.h)
+    float* logits_chunk = nullptr;  // the LM head's logits: (N, chunk) or (rows, V) (lm_head_loss.h)
     float* losses = nullptr;  // (N)
     float* lse = nullptr;     // (N)
     float* target_logit = nullptr;  // (N) each target's logit
@@ -77,7 +77,7 @@ struct Gpt2Acts {
     // Mixed precision (null in fp32): lnf's bf16 copy, the bf16 dlogits of one vocabulary
     // chunk, and one scratch for the gradients fed to other GEMMs.
     uint16_t* lnf_h = nullptr;            // (N, C)
-    uint16_t* dlogits_chunk_h = nullptr;  // (N, chunk)
+    uint16_t* dlogits_chunk_h = nullptr;  // as many as logits_chunk
     uint16_t* dout_h = nullptr;     // (N, 4C)
 };
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -65,6 +66,12 @@ public:
 
     // grads += d(loss_scale · loss)/dθ for the last forward with targets or labels.
     virtual void backward(float loss_scale = 1.0f) = 0;
+    // A promise that backward(loss_scale) follows the next forward with targets, with no
+    // other forward between: that forward may then compute part of the gradient with what it
+    // has at hand. GPT-2 computes its LM head's gradients from each block of logits there and
+    // skips recomputing them in backward (a quarter of the head's work; other models ignore
+    // the promise). The next forward consumes it, whatever its kind.
+    void expect_backward(float loss_scale) { expected_loss_scale_ = loss_scale; }
     // Makes the next backward start the gradients from zero. It costs nothing now: that
     // backward overwrites the weight gradients where it would add to them (the bulk of the
     // buffer) and zeroes only the small rest, so the buffer is never swept twice.
@@ -106,6 +113,7 @@ protected:
     AlignedBuffer<uint16_t> params_h_;  // mixed precision: bfloat16 copy of params_
     bool half_stale_ = true;
     bool grads_stale_ = true;  // the next backward overwrites instead of adding
+    std::optional<float> expected_loss_scale_;  // expect_backward's, until a forward takes it
     std::vector<std::span<float>> accumulated_grads_;  // gradients backward only adds to
     Profiler* profiler_ = nullptr;
     std::function<void(int64_t, int64_t)> ready_hook_;

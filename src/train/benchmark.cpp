@@ -59,10 +59,11 @@ BenchResult run_benchmark(const BenchOptions& opts) {
             phase.reset();
         };
         model.zero_grad();
+        model.expect_backward(1.0f);
         lap(0);
         const float loss = model.forward(inputs.data(), targets.data());
         lap(1);
-        model.backward();
+        model.backward(1.0f);
         lap(2);
         const double norm =
             grad_norm(model.grads().data(), static_cast<int64_t>(model.grads().size()));

@@ -153,6 +153,7 @@ SftSummary train_sft(const TrainOptions& opts) {
             const SftBatch batch = make_batch(data.train, idx, B, data.pad_id);
             model.plan(B, batch.T);
             model.zero_grad();
+            model.expect_backward(1.0f / static_cast<float>(world));
             const double loss = model.forward(batch.x.data(), batch.y.data());
             if (!std::isfinite(loss)) throw Error(fmt::format("epoch {}: the loss is {}", epoch, loss), "lower optim.lr");
             const double counted = static_cast<double>(

@@ -265,12 +265,14 @@ TrainSummary train(const TrainOptions& opts) {
             train_loader.next_batch(x.data(), y.data());
             data_s += phase.seconds();
             phase.reset();
+            // Scaled so that summing over micro-steps and ranks gives the mean gradient.
+            const float loss_scale = 1.0f / static_cast<float>(accum * world);
+            model.expect_backward(loss_scale);
             loss_sum += model.forward(x.data(), y.data());
             fwd_s += phase.seconds();
             phase.reset();
             dp.before_backward(micro + 1 == accum);
-            // Scaled so that summing over micro-steps and ranks gives the mean gradient.
-            model.backward(1.0f / static_cast<float>(accum * world));
+            model.backward(loss_scale);
             bwd_s += phase.seconds();
         }
         phase.reset();

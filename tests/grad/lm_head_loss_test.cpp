@@ -1,7 +1,7 @@
 // The LM head fused with cross-entropy over vocabulary chunks: finite differences on the
 // unfused twin, then the chunked kernel against it — the same loss and gradients for every
 // chunk size, whether chunks divide the vocabulary or not, with and without an output bias,
-// in fp32 and in bf16.
+// in fp32 and in bf16; and training's one-pass kernel over row blocks against the same twin.
 #include "kernels/lm_head_loss.h"
 
 #include <algorithm>
@@ -165,6 +165,75 @@ TEST_P(LmHeadLossTwin, Bf16ChunkedMatchesTwinOnRoundedInputs) {
             }
         }
     }
+}
+
+// Training's one-pass kernel (forward and backward over row blocks): the same loss, row
+// maxima and gradients as the twin for blocks that divide the rows, leave a remainder or take
+// them all; overwriting or accumulating into dwte and dbias; and in bf16 on rounded inputs.
+TEST_P(LmHeadLossTwin, TrainInOnePassEqualsUnfused) {
+    auto gemm = backend::make_gemm(GetParam());
+    for (const bool half : {false, true}) {
+        for (const bool with_bias : {false, true}) {
+            for (const Case& c : kCases) {
+                const Inputs in(c, 5);
+                const auto [x_h, x_r] = round_to_bf16(in.x);
+                const auto [wte_h, wte_r] = round_to_bf16(in.wte);
+                const auto bias_r = convert<double>(in.bias);
+                const float* bias = with_bias ? in.bias.data() : nullptr;
+                const Expected want(c, half ? x_r : convert<double>(in.x), half ? wte_r : convert<double>(in.wte),
+                                    with_bias ? bias_r.data() : nullptr, in.targets, kDloss);
+                const double grad_tol = half ? 8e-3 : kTwinRtol;
+                for (const int64_t rows : {int64_t{1}, int64_t{5}, c.N}) {
+                    for (const bool accumulate : {false, true}) {
+                        const auto where = ::testing::Message() << c.N << " rows by " << rows << (half ? ", bf16" : "")
+                                                                << (with_bias ? ", bias" : "")
+                                                                << (accumulate ? ", accumulating" : "");
+                        const kernels::LmHeadLossShape s{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .rows = rows};
+                        std::vector<float> losses(c.N, kNaN), lse(c.N, kNaN), target_logit(c.N, kNaN),
+                            row_max(c.N, kNaN), logits(rows * c.V), dx(c.N * c.C, kNaN);
+                        std::vector<bf16> dlogits_h(rows * c.V);
+                        auto dwte = accumulate ? random_vector(c.Vp * c.C, 9) : std::vector<float>(c.Vp * c.C, kNaN);
+                        auto dbias = accumulate ? random_vector(c.V, 10) : std::vector<float>(c.V, kNaN);
+                        auto want_dwte = want.dwte, want_dbias = want.dbias;
+                        for (size_t i = 0; accumulate && i < want_dwte.size(); i++) want_dwte[i] += dwte[i];
+                        for (size_t i = 0; accumulate && i < want_dbias.size(); i++) want_dbias[i] += dbias[i];
+                        float* db = with_bias ? dbias.data() : nullptr;
+                        if (half) {
+                            kernels::lm_head_loss_train(*gemm, s, losses.data(), lse.data(), dx.data(), dwte.data(),
+                                                        db, accumulate, x_h.data(), wte_h.data(), bias,
+                                                        in.targets.data(), kDloss, logits.data(), dlogits_h.data(),
+                                                        target_logit.data(), row_max.data());
+                        } else {
+                            kernels::lm_head_loss_train(*gemm, s, losses.data(), lse.data(), dx.data(), dwte.data(),
+                                                        db, accumulate, in.x.data(), in.wte.data(), bias,
+                                                        in.targets.data(), kDloss, logits.data(), logits.data(),
+                                                        target_logit.data(), row_max.data());
+                        }
+                        EXPECT_TRUE(close(losses, want.losses, kTwinRtol, kTwinAtol)) << where;
+                        EXPECT_TRUE(close(lse, want.lse, kTwinRtol, kTwinAtol)) << where;
+                        EXPECT_TRUE(close(row_max, want.row_max, kTwinRtol, kTwinAtol)) << where;
+                        EXPECT_TRUE(close(dx, want.dx, grad_tol, grad_tol * max_abs(std::span<const double>(want.dx))))
+                            << where;
+                        EXPECT_TRUE(close(dwte, want_dwte, grad_tol,
+                                          grad_tol * max_abs(std::span<const double>(want.dwte))))
+                            << where;
+                        if (with_bias) {
+                            EXPECT_TRUE(close(dbias, want_dbias, kTwinRtol, half ? 1e-7 : kTwinAtol)) << where;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST(LmHeadRows, BlocksStayUnderBudgetAndBelowAllRows) {
+    EXPECT_EQ(kernels::lm_head_rows(256, 50257), 128);    // GPT-2 124M, B=4 T=64: half the rows
+    EXPECT_EQ(kernels::lm_head_rows(2048, 50257), 320);   // 320 · 50257 floats: 61 MiB
+    EXPECT_EQ(kernels::lm_head_rows(4096, 65), 2048);     // a small vocabulary: half the rows
+    EXPECT_EQ(kernels::lm_head_rows(100, 50257), 64);     // never skinnier than 64 rows
+    EXPECT_EQ(kernels::lm_head_rows(20, 50257), 20);
+    EXPECT_EQ(kernels::lm_head_rows(1, 50257), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, LmHeadLossTwin,

@@ -45,6 +45,11 @@ void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* 
 // fp32 (also in mixed precision). bias and dbias may be null. dlogits_chunk: N · chunk
 // scratch; in fp32 it may be logits_chunk itself (in bf16 with dbias, logits_chunk keeps the
 // fp32 dlogits for the column sums).
+template <class In>
+void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, float* dbias,
+                           bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,
+                           const int32_t* targets, float dloss, float* logits_chunk, In* dlogits_chunk);
+
 // The block lm_head_loss_train uses for N rows of a V-word vocabulary: at most 64 MiB of fp32
 // logits in whole multiples of 64 rows, and at most half the rows, so the full (N, V) logits
 // never exist; but at least 64 rows (or N if fewer), below which the GEMMs turn skinny.
@@ -63,10 +68,5 @@ void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* lo
                         float* dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,
                         const int32_t* targets, float dloss, float* logits_block, In* dlogits_block,
                         float* target_logit, float* row_max = nullptr);
-
-template <class In>
-void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, float* dbias,
-                           bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,
-                           const int32_t* targets, float dloss, float* logits_chunk, In* dlogits_chunk);
 
 }  // namespace lmforge::kernels

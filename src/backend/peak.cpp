@@ -104,16 +104,26 @@ double measure(Loop loop) {
     return best;
 }
 
+// What was measured, by kind and thread count.
+std::mutex peaks_mutex;
+std::map<std::pair<PeakKind, int>, double> peaks;
+
 }  // namespace
 
 double measured_peak_gflops(PeakKind kind) {
-    static std::mutex mutex;
-    static std::map<std::pair<PeakKind, int>, double> measured;  // by kind and thread count
-    const std::lock_guard lock(mutex);
+    const std::lock_guard lock(peaks_mutex);
     const auto key = std::make_pair(kind, omp_get_max_threads());
-    auto it = measured.find(key);
-    if (it == measured.end()) it = measured.emplace(key, measure(loop_for(kind))).first;
+    auto it = peaks.find(key);
+    if (it == peaks.end()) it = peaks.emplace(key, measure(loop_for(kind))).first;
     return it->second;
+}
+
+double remeasured_peak_gflops(PeakKind kind) {
+    const double again = measure(loop_for(kind));
+    const std::lock_guard lock(peaks_mutex);
+    double& best = peaks[std::make_pair(kind, omp_get_max_threads())];
+    best = std::max(best, again);
+    return best;
 }
 
 }  // namespace lmforge::backend

@@ -38,9 +38,14 @@ Precision resolve_precision(const std::string& name, std::string& why) {
 
 const char* precision_name(Precision p) { return p == Precision::Bf16 ? "bf16" : "fp32"; }
 
-double peak_gflops(Precision p) {
-    const bool bf16_dot = p == Precision::Bf16 && cpu_has_bf16();
-    return backend::measured_peak_gflops(bf16_dot ? backend::PeakKind::Bf16Dot : backend::PeakKind::Fp32Fma);
+namespace {
+backend::PeakKind peak_kind(Precision p) {
+    return p == Precision::Bf16 && cpu_has_bf16() ? backend::PeakKind::Bf16Dot : backend::PeakKind::Fp32Fma;
 }
+}  // namespace
+
+double peak_gflops(Precision p) { return backend::measured_peak_gflops(peak_kind(p)); }
+
+double remeasured_peak_gflops(Precision p) { return backend::remeasured_peak_gflops(peak_kind(p)); }
 
 }  // namespace lmforge

@@ -15,6 +15,10 @@ enum class Precision { Fp32, Bf16 };
 // utilisation unless one is given.
 double peak_gflops(Precision p);
 
+// The same measured again, keeping the higher figure (backend::remeasured_peak_gflops): for when
+// a model seems to run faster than the first measurement allows.
+double remeasured_peak_gflops(Precision p);
+
 // Whether this CPU computes in bf16 natively (AVX512_BF16; AMX-BF16 CPUs have it too).
 bool cpu_has_bf16();
 

@@ -136,7 +136,8 @@ TrainSummary train(const TrainOptions& opts) {
     const Precision precision = resolve_precision(cfg.train.precision, precision_why);
     const Recompute recompute = parse_recompute(cfg.train.recompute);
     Gpt2 model(mcfg, *gemm, precision, recompute);
-    const double peak_gflops = cfg.log.peak_gflops > 0 ? cfg.log.peak_gflops : lmforge::peak_gflops(precision);
+    const bool peak_given = cfg.log.peak_gflops > 0;
+    double peak_gflops = peak_given ? cfg.log.peak_gflops : lmforge::peak_gflops(precision);
     const AdamWConfig adam{static_cast<float>(cfg.optim.beta1), static_cast<float>(cfg.optim.beta2),
                            static_cast<float>(cfg.optim.eps), static_cast<float>(cfg.optim.weight_decay)};
     DataParallel dp(*comm, model, adam,
@@ -194,9 +195,32 @@ TrainSummary train(const TrainOptions& opts) {
     }
     log::info("batch: {} sequences x {} tokens x {} accumulation = {} tokens per step; {} steps; data {} ({} train windows)",
               B, T, accum, total, cfg.train.max_steps, cfg.data.dir, train_loader.windows_per_epoch());
+    log::info("peak: {:.4g} GFLOP/s per process ({}), the denominator of the MFU", peak_gflops,
+              peak_given ? "log.peak_gflops" : "measured");
     log::to_file(fmt::format("resolved configuration (also in {}/config.toml):\n{}", run, config_toml));
 
     const double flops_token = flops_per_token(mcfg, model.layout().count(), T);
+    // No model outruns the peak. If one seems to, the measurement at the start was taken while
+    // something else held the cores (it once read 26 GFLOP/s on a machine that does 190, and
+    // the MFU 384%): measure again, keeping the higher figure.
+    bool told_peak_given_low = false;
+    const auto check_peak = [&](double model_gflops) {
+        if (model_gflops <= peak_gflops) return;
+        if (peak_given) {
+            if (!told_peak_given_low) {
+                log::warn("log.peak_gflops = {:g} is below the {:.0f} GFLOP/s the model reaches per process",
+                          peak_gflops, model_gflops);
+            }
+            told_peak_given_low = true;
+            return;
+        }
+        const double again = remeasured_peak_gflops(precision);
+        if (again > peak_gflops) {
+            log::warn("the model reaches {:.0f} GFLOP/s per process, above the peak measured at the start ({:.0f}: the "
+                      "cores were busy then); measured again: {:.0f}", model_gflops, peak_gflops, again);
+            peak_gflops = again;
+        }
+    };
     std::vector<int32_t> x(B * T), y(B * T);
     double last_val = std::numeric_limits<double>::quiet_NaN();
     int64_t last_val_step = -1;
@@ -293,6 +317,7 @@ TrainSummary train(const TrainOptions& opts) {
                                            {"step_ms", step_s * 1e3}});
         }
         if (step % cfg.log.every == 0 || step + 1 == cfg.train.max_steps) {
+            check_peak(flops_token * tok_s / 1e9 / world);
             const double n = static_cast<double>(std::min<int64_t>(cfg.log.every, step - summary.start_step + 1));
             log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | norm {:.3f} | {:.0f} ms | {:.0f} tok/s | MFU {:.1f}% | "
                       "data {} fwd {} bwd {} opt {} comm {} ms{}",

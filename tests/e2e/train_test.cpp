@@ -173,6 +173,19 @@ TEST_F(TrainRun, RunDirectoryHoldsMetricsPlotsAndEvents) {
     EXPECT_EQ(test::slurp(path("runs/outputs/plots/loss.png")), png);
 }
 
+TEST_F(TrainRun, APeakBelowWhatTheModelReachesIsSaidOnce) {
+    // A peak far below any CPU's: every MFU figure would read above 100%, which the log says, once.
+    ASSERT_EQ(run_lmforge("train " + config("peak", 12, 100) + " --set log.peak_gflops=0.001").status, 0);
+    const std::string log = test::slurp(path("runs/peak/train.log"));
+    EXPECT_NE(log.find("peak: 0.001 GFLOP/s per process (log.peak_gflops)"), std::string::npos) << log;
+    size_t warnings = 0;
+    for (size_t at = log.find("log.peak_gflops = 0.001 is below"); at != std::string::npos;
+         at = log.find("log.peak_gflops = 0.001 is below", at + 1)) {
+        warnings++;
+    }
+    EXPECT_EQ(warnings, 1u) << log;
+}
+
 void expect_one_line_error(const test::Outcome& o, const std::string& want) {
     EXPECT_NE(o.status, 0) << o.err;
     EXPECT_EQ(test::count_lines(o.err), 1) << o.err;

@@ -67,10 +67,11 @@ TEST(AttentionTwin, PaddedKeysChangeNothingAndGetZeroGradient) {
 
 TEST(AttentionTwin, KernelMatchesTwinOnRemainderShapes) {
     struct Shape { int64_t B, T, NH, C; };
-    // T crosses the 64-row tile once or twice, fills it or misses it; HS 1, 20, 64, 16, 20, 300.
+    // T crosses the 64-row tile once or twice, fills it or misses it, or crosses the 256-key
+    // block (the online softmax's rescaling); HS 1, 20, 64, 16, 20, 300, 16.
     for (const Shape s : {Shape{1, 1, 1, 1}, Shape{2, 13, 3, 60}, Shape{1, 33, 2, 128},
                           Shape{2, 64, 1, 64}, Shape{1, 97, 3, 48}, Shape{1, 130, 2, 40},
-                          Shape{1, 70, 1, 300}}) {
+                          Shape{1, 70, 1, 300}, Shape{1, 300, 2, 32}}) {
         const int64_t B = s.B, T = s.T, NH = s.NH, C = s.C;
         const auto qkv = random_vector(B * T * 3 * C, 3, 2.0f);  // peaked softmaxes too
         const auto dout = random_vector(B * T * C, 4);
@@ -95,10 +96,11 @@ TEST(AttentionTwin, KernelMatchesTwinOnRemainderShapes) {
 TEST(AttentionTwin, KernelMatchesTwinWithPaddingMask) {
     struct Shape { int64_t B, T, NH, C; };
     for (const bool causal : {false, true}) {
-        for (const Shape s : {Shape{3, 13, 3, 60}, Shape{3, 97, 2, 48}, Shape{3, 130, 2, 40}}) {
+        for (const Shape s : {Shape{4, 13, 3, 60}, Shape{4, 97, 2, 48}, Shape{4, 130, 2, 40}, Shape{4, 300, 2, 32}}) {
             const int64_t B = s.B, T = s.T, NH = s.NH, C = s.C;
-            // Lengths: one real token, a tile edge crossed, no padding at all.
+            // Lengths: one real token, a tile edge crossed, a key block's edge crossed, no padding.
             const std::vector<int32_t> key_len = {1, static_cast<int32_t>(std::min<int64_t>(T, 70)),
+                                                  static_cast<int32_t>(std::min<int64_t>(T, 270)),
                                                   static_cast<int32_t>(T)};
             const kernels::AttentionMask mask{.causal = causal, .key_len = key_len.data()};
             const auto qkv = random_vector(B * T * 3 * C, 9, 2.0f);

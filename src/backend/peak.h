@@ -9,13 +9,13 @@ enum class PeakKind {
     Bf16Dot,    // bf16 dot products into fp32 (AVX512_BF16); the fp32 figure where absent
 };
 
-// GFLOP/s of back-to-back independent multiply-adds on every OpenMP thread, best of eight
-// ~15 ms runs. Measured once per kind and thread count, then remembered.
+// GFLOP/s of back-to-back independent multiply-adds: the sum over the OpenMP threads of each
+// one's best of forty ~1 ms runs. Measured once per kind and thread count, then remembered.
 double measured_peak_gflops(PeakKind kind);
 
-// Measures again and remembers the higher figure. Best of eight short runs still reads low
-// when something else holds the cores for all of them (another process starting, the host of a
-// virtual machine): a model then seems to run above the peak.
+// Measures again and remembers the higher figure. A measurement still reads low when
+// something else holds the cores for all of a thread's runs (the host of a virtual machine,
+// for a while): a model then seems to run above the peak.
 double remeasured_peak_gflops(PeakKind kind);
 
 }  // namespace lmforge::backend

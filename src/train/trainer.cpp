@@ -314,12 +314,13 @@ TrainSummary train(const TrainOptions& opts) {
                                            {"step_ms", step_s * 1e3}});
         }
         if (step % cfg.log.every == 0 || step + 1 == cfg.train.max_steps) {
-            check_peak(flops_token * tok_s / 1e9 / world);
+            const double model_gflops = flops_token * tok_s / 1e9 / world;  // per process
+            check_peak(model_gflops);
             const double n = static_cast<double>(std::min<int64_t>(cfg.log.every, step - summary.start_step + 1));
             log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | norm {:.3f} | {:.0f} ms | {:.0f} tok/s | MFU {:.1f}% | "
                       "data {} fwd {} bwd {} opt {} comm {} ms{}",
                       step, cfg.train.max_steps, loss, lr, norm, step_s * 1e3, tok_s,
-                      100 * flops_token * tok_s / 1e9 / (peak_gflops * world), fmt_ms(data_s / n),
+                      100 * model_gflops / peak_gflops, fmt_ms(data_s / n),
                       fmt_ms(fwd_s / n), fmt_ms(bwd_s / n), fmt_ms(opt_s / n), fmt_ms(comm_s / n),
                       dp.buckets() > 0 ? fmt::format(" ({} buckets)", dp.buckets()) : "");
             data_s = fwd_s = bwd_s = opt_s = comm_s = 0;

@@ -248,29 +248,36 @@ void BM_GeluBackward(benchmark::State& state) {
 BENCHMARK(BM_GeluForward)->Unit(benchmark::kMillisecond)->UseManualTime();
 BENCHMARK(BM_GeluBackward)->Unit(benchmark::kMillisecond)->UseManualTime();
 
-// AdamW over GPT-2 124M's parameters with the bf16 mirror: reads p, g, m, v; writes p, m, v
-// and the bf16 copy. Ranges split over threads as optim/adamw.cpp does.
+// AdamW over GPT-2 124M's parameters with the bf16 mirror, the moments in fp32 or bf16:
+// reads p, g, m, v; writes p, m, v and the bf16 copy. Ranges split over threads as
+// optim/adamw.cpp does.
+template <class Moment>
 void BM_AdamW(benchmark::State& state) {
     const int64_t n = 124'439'808;
     auto p = random_buffer(n, 16), g = random_buffer(n, 17);
-    AlignedBuffer<float> m(n), v(n);
+    AlignedBuffer<Moment> m(n), v(n);  // zeroed
     AlignedBuffer<bf16> mirror(n);
-    std::memset(m.data(), 0, n * sizeof(float));
-    std::memset(v.data(), 0, n * sizeof(float));
     double seconds = 0;
     for (auto _ : state) {
         timed(state, seconds, [&] {
 #pragma omp parallel
             {
                 const auto [i0, i1] = backend::thread_slice(n, omp_get_thread_num(), omp_get_num_threads());
-                kernels::adamw_update(p.data() + i0, m.data() + i0, v.data() + i0, g.data() + i0, i1 - i0,
-                                      {.weight_decay = 0.1f}, mirror.data() + i0);
+                const kernels::AdamWHyper h{.weight_decay = 0.1f};
+                if constexpr (std::is_same_v<Moment, float>) {
+                    kernels::adamw_update(p.data() + i0, m.data() + i0, v.data() + i0, g.data() + i0, i1 - i0, h,
+                                          mirror.data() + i0);
+                } else {
+                    kernels::adamw_update(p.data() + i0, m.data() + i0, v.data() + i0, g.data() + i0, i1 - i0, h, i0,
+                                          mirror.data() + i0);
+                }
             }
         });
     }
-    report_bytes(state, seconds, n * (7.0 * sizeof(float) + sizeof(bf16)));
+    report_bytes(state, seconds, n * (3.0 * sizeof(float) + 4.0 * sizeof(Moment) + sizeof(bf16)));
 }
-BENCHMARK(BM_AdamW)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(5);
+BENCHMARK(BM_AdamW<float>)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(5);
+BENCHMARK(BM_AdamW<bf16>)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(5);
 
 }  // namespace
 }  // namespace lmforge

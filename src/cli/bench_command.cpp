@@ -36,6 +36,7 @@ struct BenchFlags {
     std::string gemm = "onednn";
     std::string precision = "auto";
     std::string recompute = "none";
+    std::string moments = "fp32";
     bool json = false;
     bool profile = false;
 };
@@ -58,6 +59,7 @@ void run(const BenchFlags& f) {
     std::string why;
     opts.precision = resolve_precision(f.precision, why);
     opts.recompute = parse_recompute(f.recompute);
+    opts.moments = parse_moment_precision(f.moments, "--moments");
     opts.profile = f.profile;
     backend::set_threads(f.threads.value_or(backend::hardware_threads()));
     opts.peak_gflops = f.peak_gflops.value_or(peak_gflops(opts.precision));  // on those threads
@@ -76,6 +78,7 @@ void run(const BenchFlags& f) {
             {"util_peak", r.utilisation}, {"loss_first", r.loss_first},
             {"loss_last", r.loss_last}, {"max_rss_mb", r.max_rss_mb},
             {"activation_mb", r.activation_mb}, {"recompute", recompute_name(opts.recompute)},
+            {"moments", moment_precision_name(opts.moments)},
             {"activation_saved_mb", r.activation_saved_mb}, {"zero_ms", r.zero_ms},
             {"forward_ms", r.forward_ms}, {"backward_ms", r.backward_ms},
             {"clip_ms", r.clip_ms}, {"optimizer_ms", r.optimizer_ms}};
@@ -93,8 +96,9 @@ void run(const BenchFlags& f) {
                r.zero_ms, r.forward_ms, r.backward_ms, r.clip_ms, r.optimizer_ms);
     fmt::print("throughput {:.0f} tokens/s, {:.1f} model GFLOP/s = {:.1f}% of {:.0f} GFLOP/s peak\n",
                r.tokens_per_s, r.model_gflops, 100.0 * r.utilisation, opts.peak_gflops);
-    fmt::print("memory     {:.0f} MiB peak RSS ({:.0f} MiB activations, recompute {}: {:.0f} MiB saved)\n",
-               r.max_rss_mb, r.activation_mb, recompute_name(opts.recompute), r.activation_saved_mb);
+    fmt::print("memory     {:.0f} MiB peak RSS ({:.0f} MiB activations, recompute {}: {:.0f} MiB saved; Adam moments in {})\n",
+               r.max_rss_mb, r.activation_mb, recompute_name(opts.recompute), r.activation_saved_mb,
+               moment_precision_name(opts.moments));
     fmt::print("loss       {:.4f} first, {:.4f} last\n", r.loss_first, r.loss_last);
     if (!r.profile.empty()) {
         fmt::print("profile    ms per step, by kernel family:\n");
@@ -132,6 +136,8 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("--precision", flags->precision, "fp32, bf16 (mixed), or auto: bf16 where the CPU has it")
         ->capture_default_str();
     cmd->add_option("--recompute", flags->recompute, "Activation recompute: none, gelu or block")
+        ->capture_default_str();
+    cmd->add_option("--moments", flags->moments, "Adam's moments in fp32, or bf16 (half their memory)")
         ->capture_default_str();
     cmd->add_flag("--json", flags->json, "Print one JSON line");
     cmd->add_flag("--profile", flags->profile, "Time each kernel family");

@@ -23,6 +23,7 @@ public:
     }
     void allgather_in_place(float*, const std::vector<int64_t>&) override {}
     void gather_in_place(float*, const std::vector<int64_t>&, int) override {}
+    void gather_in_place(uint16_t*, const std::vector<int64_t>&, int) override {}
     void broadcast(void*, size_t, int) override {}
     void barrier() override {}
 };

@@ -39,6 +39,8 @@ public:
     virtual void allgather_in_place(float* data, const std::vector<int64_t>& counts) = 0;
     // gather_to_root: root's data receives every shard (others' data is left alone).
     virtual void gather_in_place(float* data, const std::vector<int64_t>& counts, int root) = 0;
+    // The same for 16-bit elements (bf16 optimizer moments).
+    virtual void gather_in_place(uint16_t* data, const std::vector<int64_t>& counts, int root) = 0;
 
     virtual void broadcast(void* data, size_t bytes, int root) = 0;
     virtual void barrier() = 0;

@@ -65,38 +65,39 @@ double DataParallel::step(float lr, double grad_clip) {
 }
 
 OptimizerMoments DataParallel::moments_for_save(int root) {
-    if (opts_.zero_stage != 1) return {adam_->m(), adam_->v(), adam_->steps_taken()};
+    if (opts_.zero_stage != 1) return {adam_->moments(), adam_->steps_taken()};
+    const MomentSpans shard = adam_->moments();
     const auto total = static_cast<size_t>(model_.params().size());
-    if (full_m_.size() != total) {
-        full_m_ = AlignedBuffer<float>(total);
-        full_v_ = AlignedBuffer<float>(total);
+    if (full_.spans().size() != total) full_ = Moments(shard.precision, total);
+    const MomentSpans full = full_.spans();
+    copy_moments(shard, full.subspan(static_cast<size_t>(adam_->begin()), shard.size()));
+    if (full.precision == MomentPrecision::F32) {
+        comm_.gather_in_place(full.m.data(), shard_, root);
+        comm_.gather_in_place(full.v.data(), shard_, root);
+    } else {
+        comm_.gather_in_place(full.m_bf16.data(), shard_, root);
+        comm_.gather_in_place(full.v_bf16.data(), shard_, root);
     }
-    std::copy(adam_->m().begin(), adam_->m().end(), full_m_.data() + adam_->begin());
-    std::copy(adam_->v().begin(), adam_->v().end(), full_v_.data() + adam_->begin());
-    comm_.gather_in_place(full_m_.data(), shard_, root);
-    comm_.gather_in_place(full_v_.data(), shard_, root);
-    return {full_m_.span(), full_v_.span(), adam_->steps_taken()};
+    return {full, adam_->steps_taken()};
 }
 
 OptimizerMoments DataParallel::moments_for_load() {
-    if (opts_.zero_stage != 1) return {adam_->m(), adam_->v(), 0};
-    const auto total = static_cast<size_t>(model_.params().size());
-    full_m_ = AlignedBuffer<float>(total);
-    full_v_ = AlignedBuffer<float>(total);
-    return {full_m_.span(), full_v_.span(), 0};
+    if (opts_.zero_stage != 1) return {adam_->moments(), 0};
+    const MomentSpans shard = adam_->moments();
+    full_ = Moments(shard.precision, static_cast<size_t>(model_.params().size()));
+    return {full_.spans(), 0};
 }
 
 void DataParallel::adopt_loaded(const OptimizerMoments& loaded) {
     adam_->set_steps_taken(loaded.steps);
     if (opts_.zero_stage != 1) return;  // loaded in place already
-    std::copy_n(loaded.m.data() + adam_->begin(), adam_->m().size(), adam_->m().data());
-    std::copy_n(loaded.v.data() + adam_->begin(), adam_->v().size(), adam_->v().data());
-    full_m_ = AlignedBuffer<float>();  // the whole-layout copies are no longer needed
-    full_v_ = AlignedBuffer<float>();
+    const MomentSpans shard = adam_->moments();
+    copy_moments(loaded.moments.subspan(static_cast<size_t>(adam_->begin()), shard.size()), shard);
+    full_ = Moments();  // the whole-layout copy is no longer needed
 }
 
 int64_t DataParallel::moment_bytes() const {
-    return static_cast<int64_t>((adam_->m().size() + adam_->v().size() + shard_grads_.size()) * sizeof(float));
+    return static_cast<int64_t>(adam_->moment_bytes() + shard_grads_.size() * sizeof(float));
 }
 
 }  // namespace lmforge

@@ -57,7 +57,7 @@ private:
     std::unique_ptr<AdamW> adam_;
     std::unique_ptr<GradSync> sync_;
     AlignedBuffer<float> shard_grads_;     // ZeRO-1: this rank's summed gradients
-    AlignedBuffer<float> full_m_, full_v_;  // for checkpoints, allocated when needed
+    Moments full_;                      // ZeRO-1: whole-layout moments for checkpoints, when needed
     double comm_seconds_ = 0;
 };
 

@@ -3,14 +3,17 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/file_io.h"
 #include "io/safetensors.h"
+#include "kernels/bf16.h"
 
 namespace lmforge {
 
@@ -31,9 +34,8 @@ json model_metadata(const std::string& path) {
     return j;
 }
 
-// Reads the tensor `s` from `file` under prefix + name into `dst` at its offset, checking its
-// name and shape first.
-void read_tensor(const SafetensorsReader& file, const ParamSpec& s, const std::string& prefix, float* dst) {
+// The tensor prefix + s.name of `file`, its name and shape checked.
+const TensorInfo& checked_info(const SafetensorsReader& file, const ParamSpec& s, const std::string& prefix) {
     const std::string name = prefix + s.name;
     if (!file.contains(name)) {
         throw InputError(fmt::format("{}: no tensor '{}'", file.path(), name),
@@ -45,8 +47,44 @@ void read_tensor(const SafetensorsReader& file, const ParamSpec& s, const std::s
                                      fmt::join(t.shape, ", "), fmt::join(s.shape, ", ")),
                          "the checkpoint is of another model shape; check model.* in the config");
     }
-    file.read(name, std::span<float>(dst + s.offset, static_cast<size_t>(s.numel)));
+    return t;
+}
+
+// Reads the tensor `s` from `file` under prefix + name into `dst` at its offset, checking its
+// name and shape first.
+void read_tensor(const SafetensorsReader& file, const ParamSpec& s, const std::string& prefix, float* dst) {
+    checked_info(file, s, prefix);
+    file.read(prefix + s.name, std::span<float>(dst + s.offset, static_cast<size_t>(s.numel)));
     std::fill(dst + s.offset + s.numel, dst + s.offset + s.reserved, 0.0f);  // padding rows
+}
+
+// One moment tensor into fp32 or bf16 storage, whichever the file holds: a run may resume in
+// the other moment precision (to bf16: rounded to nearest).
+void read_moment(const SafetensorsReader& file, const ParamSpec& s, const std::string& prefix, float* f32, bf16* b16) {
+    const TensorInfo& t = checked_info(file, s, prefix);
+    const std::string name = prefix + s.name;
+    const auto n = static_cast<size_t>(s.numel), padded = static_cast<size_t>(s.reserved);
+    if (t.dtype == Dtype::F32) {
+        if (f32 != nullptr) {
+            read_tensor(file, s, prefix, f32);
+            return;
+        }
+        const std::vector<float> wide = file.read_f32(name);
+        kernels::to_bf16(b16 + s.offset, wide.data(), s.numel);
+    } else if (t.dtype == Dtype::BF16) {
+        std::vector<bf16> narrow(n);
+        std::memcpy(narrow.data(), file.raw(name).data(), n * sizeof(bf16));  // the file may be unaligned
+        if (b16 != nullptr) {
+            std::copy(narrow.begin(), narrow.end(), b16 + s.offset);
+        } else {
+            std::transform(narrow.begin(), narrow.end(), f32 + s.offset, from_bf16);
+        }
+    } else {
+        throw InputError(fmt::format("{}: moment '{}' is {}, not F32 or BF16", file.path(), name, dtype_name(t.dtype)),
+                         "the checkpoint is damaged");
+    }
+    if (f32 != nullptr) std::fill(f32 + s.offset + n, f32 + s.offset + padded, 0.0f);
+    if (b16 != nullptr) std::fill(b16 + s.offset + n, b16 + s.offset + padded, bf16{0});
 }
 
 // Every tensor of the layout.
@@ -116,9 +154,15 @@ void save_checkpoint(const std::string& dir, const Model& model, const Optimizer
     publish_directory(dir, [&](const std::string& tmp) {
         save_model_weights(model, tmp + "/model.safetensors");
         SafetensorsWriter opt;
+        const MomentSpans& mv = moments.moments;
         for (const ParamSpec& s : model.layout().specs()) {
-            opt.add("m/" + s.name, Dtype::F32, s.shape, moments.m.data() + s.offset);
-            opt.add("v/" + s.name, Dtype::F32, s.shape, moments.v.data() + s.offset);
+            if (mv.precision == MomentPrecision::F32) {
+                opt.add("m/" + s.name, Dtype::F32, s.shape, mv.m.data() + s.offset);
+                opt.add("v/" + s.name, Dtype::F32, s.shape, mv.v.data() + s.offset);
+            } else {
+                opt.add("m/" + s.name, Dtype::BF16, s.shape, mv.m_bf16.data() + s.offset);
+                opt.add("v/" + s.name, Dtype::BF16, s.shape, mv.v_bf16.data() + s.offset);
+            }
         }
         opt.add_metadata("optimizer_steps", std::to_string(moments.steps));
         opt.write(tmp + "/optimizer.safetensors");
@@ -144,8 +188,11 @@ void save_checkpoint(const std::string& dir, const Model& model, const Optimizer
 void load_checkpoint(const std::string& dir, Model& model, OptimizerMoments& moments, TrainingState& state) {
     load_model_weights(model, dir + "/model.safetensors");
     const SafetensorsReader opt(dir + "/optimizer.safetensors");
-    read_tensors(opt, model.layout(), "m/", moments.m.data());
-    read_tensors(opt, model.layout(), "v/", moments.v.data());
+    const MomentSpans& mv = moments.moments;
+    for (const ParamSpec& s : model.layout().specs()) {
+        read_moment(opt, s, "m/", mv.m.data(), mv.m_bf16.data());
+        read_moment(opt, s, "v/", mv.v.data(), mv.v_bf16.data());
+    }
     const MappedFile file(dir + "/state.json");
     try {
         const json j = json::parse(reinterpret_cast<const char*>(file.bytes().data()),

@@ -2,7 +2,8 @@
 // full disk mid-save leaves the previous checkpoint as it was.
 //   model.safetensors      weights with Hugging Face names and shapes (GPT-2's or BERT's);
 //                          the architecture and shape in the metadata ("lmforge_config")
-//   optimizer.safetensors  AdamW's moments, "m/<name>" and "v/<name>"
+//   optimizer.safetensors  AdamW's moments, "m/<name>" and "v/<name>", F32 or BF16 as the run
+//                          keeps them (a resume in the other precision converts them)
 //   state.json             step, optimizer steps, data-loader position, sampling RNG, best
 //                          validation loss, tokens seen
 //   config.toml            the run's resolved configuration
@@ -18,7 +19,7 @@
 #include "model/bert_config.h"
 #include "model/gpt2_config.h"
 #include "model/model.h"
-#include <span>
+#include "optim/moments.h"
 
 namespace lmforge {
 
@@ -48,7 +49,7 @@ BertConfig read_bert_config(const std::string& path);
 // AdamW's moments over the whole layout (each the size of the parameter buffer) and its step
 // count: what a checkpoint keeps, whether one process or many (ZeRO-1 shards) held them.
 struct OptimizerMoments {
-    std::span<float> m, v;
+    MomentSpans moments;
     int64_t steps = 0;
 };
 

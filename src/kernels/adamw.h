@@ -23,4 +23,11 @@ struct AdamWHyper {
 void adamw_update(float* params, float* m, float* v, const float* grads, int64_t n,
                   const AdamWHyper& h, uint16_t* mirror = nullptr);
 
+// The same with the moments kept in bfloat16 (half their memory): each is widened, updated in
+// fp32, and stored back with stochastic rounding, whose random bits come from the element's
+// index in the whole buffer (first_index for element 0) and the step, so results do not depend
+// on how threads or ranks split the buffer.
+void adamw_update(float* params, uint16_t* m, uint16_t* v, const float* grads, int64_t n,
+                  const AdamWHyper& h, int64_t first_index, uint16_t* mirror = nullptr);
+
 }  // namespace lmforge::kernels

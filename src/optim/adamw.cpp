@@ -10,7 +10,7 @@
 namespace lmforge {
 
 AdamW::AdamW(const ParamLayout& layout, const AdamWConfig& cfg, int64_t begin, int64_t end)
-    : cfg_(cfg), begin_(begin), end_(end < 0 ? layout.total() : end), m_(end_ - begin_), v_(end_ - begin_) {
+    : cfg_(cfg), begin_(begin), end_(end < 0 ? layout.total() : end), moments_(cfg.moments, static_cast<size_t>(end_ - begin_)) {
     for (const ParamSpec& s : layout.specs()) {
         const int64_t lo = std::max(begin_, s.offset), hi = std::min(end_, s.offset + s.reserved);
         if (lo < hi) {
@@ -24,6 +24,7 @@ void AdamW::step(float* params, const float* grads, float lr, float grad_scale, 
     step_++;
     kernels::AdamWHyper h{.lr = lr, .beta1 = cfg_.beta1, .beta2 = cfg_.beta2, .eps = cfg_.eps,
                           .step = step_, .grad_scale = grad_scale};
+    const MomentSpans moments = moments_.spans();
     // Each thread takes an equal share of all elements, crossing tensor boundaries, so a
     // thousand small bias vectors cost no more synchronisation than one matrix.
 #pragma omp parallel
@@ -38,8 +39,14 @@ void AdamW::step(float* params, const float* grads, float lr, float grad_scale, 
                 kernels::AdamWHyper hs = h;
                 hs.weight_decay = s.decay ? cfg_.weight_decay : 0.0f;
                 const int64_t at = s.offset + (lo - seen);
-                kernels::adamw_update(params + at, m_.data() + at, v_.data() + at, grads + at,
-                                      hi - lo, hs, mirror != nullptr ? mirror + at : nullptr);
+                uint16_t* mirror_at = mirror != nullptr ? mirror + at : nullptr;
+                if (moments.precision == MomentPrecision::F32) {
+                    kernels::adamw_update(params + at, moments.m.data() + at, moments.v.data() + at, grads + at,
+                                          hi - lo, hs, mirror_at);
+                } else {
+                    kernels::adamw_update(params + at, moments.m_bf16.data() + at, moments.v_bf16.data() + at,
+                                          grads + at, hi - lo, hs, begin_ + at, mirror_at);
+                }
             }
             seen += s.length;
         }

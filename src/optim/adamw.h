@@ -1,15 +1,16 @@
 // AdamW on flat buffers: moments m and v share the parameter layout; weight decay applies to
 // the parameters the layout marks (matrices), never to biases or LayerNorm. An optimizer may
 // own only a range [begin, end) of the flat buffer (ZeRO-1: each rank its shard), holding
-// moments for that range alone.
+// moments for that range alone. The moments are fp32, or bf16 to halve their memory
+// (optim/moments.h).
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "core/aligned_buffer.h"
 #include "model/param_layout.h"
+#include "optim/moments.h"
 
 namespace lmforge {
 
@@ -18,6 +19,7 @@ struct AdamWConfig {
     float beta2 = 0.95f;
     float eps = 1e-8f;
     float weight_decay = 0.1f;
+    MomentPrecision moments = MomentPrecision::F32;
 };
 
 class AdamW {
@@ -40,10 +42,8 @@ public:
     int64_t steps_taken() const { return step_; }
     void set_steps_taken(int64_t n) { step_ = n; }
     // The moments of the owned range.
-    std::span<float> m() { return m_.span(); }
-    std::span<float> v() { return v_.span(); }
-    std::span<const float> m() const { return m_.span(); }
-    std::span<const float> v() const { return v_.span(); }
+    MomentSpans moments() { return moments_.spans(); }
+    size_t moment_bytes() const { return moments_.bytes(); }
     const AdamWConfig& config() const { return cfg_; }
 
 private:
@@ -55,7 +55,7 @@ private:
     int64_t begin_, end_;
     std::vector<Segment> segments_;  // the layout's tensors within the range, in buffer order
     int64_t total_ = 0;              // floats in all segments together
-    AlignedBuffer<float> m_, v_;
+    Moments moments_;
     int64_t step_ = 0;
 };
 

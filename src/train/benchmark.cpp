@@ -34,7 +34,7 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     Gpt2 model(opts.model, *gemm, opts.precision, opts.recompute);
     model.init_weights(0);
     model.plan(opts.batch, opts.seq);
-    AdamW optimizer(model.layout(), AdamWConfig{});
+    AdamW optimizer(model.layout(), AdamWConfig{.moments = opts.moments});
 
     const int64_t N = opts.batch * opts.seq;
     std::vector<int32_t> inputs(N), targets(N);

@@ -12,6 +12,7 @@
 #include "model/gpt2_config.h"
 #include "model/gpt2_acts.h"
 #include "model/precision.h"
+#include "optim/moments.h"
 
 namespace lmforge {
 
@@ -27,6 +28,7 @@ struct BenchOptions {
     bool profile = false;  // time each kernel family
     Precision precision = Precision::Fp32;
     Recompute recompute = Recompute::None;
+    MomentPrecision moments = MomentPrecision::F32;
 };
 
 struct BenchResult {

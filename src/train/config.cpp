@@ -49,6 +49,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("optim.beta2", c.optim.beta2, "AdamW β2");
     v("optim.eps", c.optim.eps, "AdamW ε");
     v("optim.zero_stage", c.optim.zero_stage, "0: every process keeps all of Adam's moments; 1: each keeps its shard (ZeRO-1: reduce-scatter gradients, update the shard, all-gather parameters)");
+    v("optim.moments", c.optim.moments, "precision of Adam's moments: fp32; bf16 (half their memory, 4 bytes per parameter less, rounded stochastically so small updates still count on average)");
     v("dist.bucket_mb", c.dist.bucket_mb, "size of the gradient buckets all-reduced while backward runs (processes > 1, zero_stage 0)");
     v("dist.overlap", c.dist.overlap, "all-reduce buckets during backward, overlapping computation; false: all at once after it");
     v("eval.every", c.eval.every, "steps between validation evaluations; 0: only at the end");
@@ -315,6 +316,8 @@ void validate_config(const TrainConfig& c) {
             "must be cosine, linear or constant");
     const std::string& p = c.train.precision;
     require(p == "fp32" || p == "bf16" || p == "auto", "train.precision", show(p), "must be fp32, bf16 or auto");
+    require(c.optim.moments == "fp32" || c.optim.moments == "bf16", "optim.moments", show(c.optim.moments),
+            "must be fp32 or bf16");
     const std::string& r = c.train.recompute;
     require(r == "none" || r == "gelu" || r == "block", "train.recompute", show(r), "must be none, gelu or block");
     require(c.train.task == "lm" || c.train.task == "classify" || c.train.task == "mlm" || c.train.task == "sft",

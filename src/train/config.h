@@ -45,6 +45,7 @@ struct TrainConfig {
         std::string schedule = "cosine";  // cosine, linear, constant
         double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
         int64_t zero_stage = 0;  // 1: shard Adam's moments over the processes (ZeRO-1)
+        std::string moments = "fp32";  // bf16: half the moments' memory (stochastic rounding)
     } optim;
     struct Dist {
         double bucket_mb = 25;  // gradient buckets all-reduced during backward

@@ -109,4 +109,14 @@ std::string model_summary(const Model& model) {
                        j["n_head"].get<int64_t>(), width);
 }
 
+std::unique_ptr<DataParallel> make_data_parallel(const TrainConfig& c, Communicator& comm, Model& model) {
+    const AdamWConfig adam{static_cast<float>(c.optim.beta1), static_cast<float>(c.optim.beta2),
+                           static_cast<float>(c.optim.eps), static_cast<float>(c.optim.weight_decay),
+                           parse_moment_precision(c.optim.moments, "optim.moments")};
+    const ParallelOptions parallel{static_cast<int>(c.optim.zero_stage),
+                                   std::max<int64_t>(1, static_cast<int64_t>(c.dist.bucket_mb * 1024 * 1024 / 4)),
+                                   c.dist.overlap};
+    return std::make_unique<DataParallel>(comm, model, adam, parallel);
+}
+
 }  // namespace lmforge

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "backend/gemm.h"
+#include "dist/data_parallel.h"
 #include "model/bert_config.h"
 #include "model/gpt2_config.h"
 #include "model/gpt2_acts.h"
@@ -36,6 +37,9 @@ EncoderSpecials encoder_specials(const TrainConfig& c);
 // GPT-2 or BERT as the config says, with num_labels classes (0: its language-model head).
 std::unique_ptr<Model> make_model(const TrainConfig& c, int64_t seq_len, int64_t num_labels, backend::Gemm& gemm,
                                   Precision precision, Recompute recompute);
+
+// AdamW (optim.*) and data parallelism (optim.zero_stage, dist.*) over comm for the model.
+std::unique_ptr<DataParallel> make_data_parallel(const TrainConfig& c, Communicator& comm, Model& model);
 
 // "gpt2, 4 layers, 4 heads, width 256" from the model's recorded config.
 std::string model_summary(const Model& model);

@@ -10,6 +10,7 @@
 #include "core/file_io.h"
 #include "core/log.h"
 #include "io/checkpoint.h"
+#include "train/model_setup.h"
 
 namespace lmforge {
 
@@ -47,13 +48,7 @@ void TaskRun::start_model(Model& model, int64_t B, int64_t T) {
     comm_->broadcast(model.params().data(), model.params().size() * sizeof(float), 0);
     model.weights_changed();
     model.plan(B, T);  // the largest batch: every later, smaller one fits in its memory
-    const AdamWConfig adam{static_cast<float>(cfg_.optim.beta1), static_cast<float>(cfg_.optim.beta2),
-                           static_cast<float>(cfg_.optim.eps), static_cast<float>(cfg_.optim.weight_decay)};
-    dp_ = std::make_unique<DataParallel>(
-        *comm_, model, adam,
-        ParallelOptions{static_cast<int>(cfg_.optim.zero_stage),
-                        std::max<int64_t>(1, static_cast<int64_t>(cfg_.dist.bucket_mb * 1024 * 1024 / 4)),
-                        cfg_.dist.overlap});
+    dp_ = make_data_parallel(cfg_, *comm_, model);
 }
 
 LrSchedule TaskRun::schedule(int64_t total_steps) const {

@@ -138,11 +138,8 @@ TrainSummary train(const TrainOptions& opts) {
     Gpt2 model(mcfg, *gemm, precision, recompute);
     const bool peak_given = cfg.log.peak_gflops > 0;
     double peak_gflops = peak_given ? cfg.log.peak_gflops : lmforge::peak_gflops(precision);
-    const AdamWConfig adam{static_cast<float>(cfg.optim.beta1), static_cast<float>(cfg.optim.beta2),
-                           static_cast<float>(cfg.optim.eps), static_cast<float>(cfg.optim.weight_decay)};
-    DataParallel dp(*comm, model, adam,
-                    {static_cast<int>(cfg.optim.zero_stage),
-                     std::max<int64_t>(1, static_cast<int64_t>(cfg.dist.bucket_mb * 1024 * 1024 / 4)), cfg.dist.overlap});
+    const std::unique_ptr<DataParallel> data_parallel = make_data_parallel(cfg, *comm, model);
+    DataParallel& dp = *data_parallel;
     TrainingState state;
     state.sample_rng = Rng(static_cast<uint64_t>(cfg.sample.seed)).state();
     if (latest) {
@@ -176,12 +173,12 @@ TrainSummary train(const TrainOptions& opts) {
               cpu_model(), world, world > 1 ? "es" : "", comm->name(), backend::max_threads(), precision_name(precision),
               precision_why, run);
     {
-        log::info("data parallel: {}, optimizer state {:.1f} MB on this process", cfg.optim.zero_stage == 1
+        log::info("data parallel: {}, optimizer state {:.1f} MB on this process (moments in {})", cfg.optim.zero_stage == 1
                       ? "ZeRO-1 (moments sharded, gradients reduce-scattered, parameters all-gathered)"
                       : world == 1       ? "one process, nothing to synchronise"
                       : cfg.dist.overlap ? fmt::format("gradients all-reduced in {:g} MB buckets during backward", cfg.dist.bucket_mb)
                                          : "gradients all-reduced after backward",
-                  dp.moment_bytes() / 1e6);
+                  dp.moment_bytes() / 1e6, moment_precision_name(dp.optimizer().config().moments));
     }
     log::info("model: {} layers, {} heads, width {}, vocabulary {} (padded {}), context {}: {} parameters",
               mcfg.n_layer, mcfg.n_head, mcfg.n_embd, mcfg.vocab_size, mcfg.padded_vocab(), mcfg.block_size,

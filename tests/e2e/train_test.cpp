@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "cli_util.h"
+#include "io/safetensors.h"
 #include "temp_dir.h"
 
 namespace lmforge {
@@ -101,6 +102,53 @@ TEST_F(TrainRun, KilledAndResumedRunEqualsTheStraightRunBitForBit) {
         EXPECT_EQ(test::slurp(path("runs/straight" + last + f)), test::slurp(path("runs/killed" + last + f))) << f;
     }
     EXPECT_FALSE(fs::exists(path("runs/killed/checkpoints/step_000001")));  // keep_last pruned the rest
+}
+
+TEST_F(TrainRun, Bf16MomentsHalveTheOptimizerStateAndResumeBitForBit) {
+    const std::string half = " --set optim.moments=bf16 --set log.every=1";
+    const auto straight = run_lmforge("train " + config("straight", 20, 10) + half);
+    ASSERT_EQ(straight.status, 0) << straight.err;
+    const auto full = run_lmforge("train " + config("full", 20, 10));
+    ASSERT_EQ(full.status, 0) << full.err;
+    // "optimizer state 1.2 MB on this process (moments in bf16)": half fp32's figure.
+    const auto state_mb = [](const std::string& log, const std::string& precision) {
+        const size_t end = log.find(" MB on this process (moments in " + precision + ")");
+        EXPECT_NE(end, std::string::npos) << log;
+        const size_t begin = log.rfind("optimizer state ", end) + std::string("optimizer state ").size();
+        return std::stod(log.substr(begin, end - begin));
+    };
+    EXPECT_NEAR(state_mb(straight.err, "bf16"), state_mb(full.err, "fp32") / 2, 0.1);
+    const std::string last = path("runs/straight/checkpoints/step_000020/optimizer.safetensors");
+    EXPECT_EQ(SafetensorsReader(last).info("v/wte.weight").dtype, Dtype::BF16);
+    const std::string saved = test::slurp(last);
+
+    // Back to step 10 and on again: the same bits, as rounding draws from (element, step).
+    const std::string cfg = path("straight.toml");
+    fs::copy(path("runs/straight"), path("runs/again"), fs::copy_options::recursive);
+    fs::remove_all(path("runs/again/checkpoints/step_000020"));
+    write("runs/again/latest", "step_000010\n");
+    std::ofstream(path("runs/again/metrics.jsonl"), std::ios::trunc).close();
+    const auto again = run_lmforge("train " + cfg + half + " --set run.dir=" + path("runs/again"));
+    ASSERT_EQ(again.status, 0) << again.err;
+    const auto a = losses("straight"), b = losses("again");
+    ASSERT_EQ(b.size(), 10u);  // steps 10 to 19 (0-based), after the checkpoint of 10 done
+    for (const auto& [step, loss] : b) EXPECT_EQ(loss, a.at(step)) << "step " << step;
+    EXPECT_EQ(test::slurp(path("runs/again/checkpoints/step_000020/optimizer.safetensors")), saved);
+
+    // A bf16 checkpoint resumed with fp32 moments: widened exactly, so the run goes on as the
+    // bf16 one would, but for the rounding of each later step.
+    fs::copy(path("runs/straight"), path("runs/wide"), fs::copy_options::recursive);
+    fs::remove_all(path("runs/wide/checkpoints/step_000020"));
+    write("runs/wide/latest", "step_000010\n");
+    std::ofstream(path("runs/wide/metrics.jsonl"), std::ios::trunc).close();
+    const auto wide = run_lmforge("train " + cfg + " --set log.every=1 --set run.dir=" + path("runs/wide"));
+    ASSERT_EQ(wide.status, 0) << wide.err;
+    const auto w = losses("wide");
+    ASSERT_EQ(w.size(), 10u);
+    EXPECT_EQ(w.at(10), a.at(10));  // from the checkpoint's weights, before the moments act
+    for (const auto& [step, loss] : w) EXPECT_NEAR(loss, a.at(step), 2e-3 * a.at(step)) << "step " << step;
+    EXPECT_EQ(SafetensorsReader(path("runs/wide/checkpoints/step_000020/optimizer.safetensors")).info("v/wte.weight").dtype,
+              Dtype::F32);
 }
 
 TEST_F(TrainRun, AKillInTheMiddleOfASaveLeavesThePreviousCheckpointLoadable) {

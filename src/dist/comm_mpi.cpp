@@ -123,11 +123,11 @@ public:
         check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, c.data(), d.data(), MPI_FLOAT, MPI_COMM_WORLD),
               "Allgatherv");
     }
-    void gather_in_place(float* data, const std::vector<int64_t>& counts, int root) override {
-        gatherv(data, sizeof(float), MPI_FLOAT, counts, root);
+    void gather(const float* mine, float* all, const std::vector<int64_t>& counts, int root) override {
+        gatherv(mine, all, MPI_FLOAT, counts, root);
     }
-    void gather_in_place(uint16_t* data, const std::vector<int64_t>& counts, int root) override {
-        gatherv(data, sizeof(uint16_t), MPI_UINT16_T, counts, root);
+    void gather(const uint16_t* mine, uint16_t* all, const std::vector<int64_t>& counts, int root) override {
+        gatherv(mine, all, MPI_UINT16_T, counts, root);
     }
     void broadcast(void* data, size_t bytes, int root) override {
         auto* p = static_cast<char*>(data);
@@ -139,15 +139,9 @@ public:
     void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "Barrier"); }
 
 private:
-    // Root's data receives every rank's shard of elements of `type` (`size` bytes each).
-    void gatherv(void* data, size_t size, MPI_Datatype type, const std::vector<int64_t>& counts, int root) {
+    void gatherv(const void* mine, void* all, MPI_Datatype type, const std::vector<int64_t>& counts, int root) {
         const std::vector<int> c = as_int(counts), d = displacements(counts);
-        if (rank_ == root) {
-            check(MPI_Gatherv(MPI_IN_PLACE, 0, type, data, c.data(), d.data(), type, root, MPI_COMM_WORLD), "Gatherv");
-        } else {
-            check(MPI_Gatherv(static_cast<char*>(data) + static_cast<size_t>(d[rank_]) * size, c[rank_], type, nullptr,
-                              nullptr, nullptr, type, root, MPI_COMM_WORLD), "Gatherv");
-        }
+        check(MPI_Gatherv(mine, c[rank_], type, all, c.data(), d.data(), type, root, MPI_COMM_WORLD), "Gatherv");
     }
 
     int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;

@@ -1,6 +1,8 @@
 // The communicator of a run with one process: every collective is the identity.
 #pragma once
 
+#include <algorithm>
+
 #include "dist/communicator.h"
 
 namespace lmforge {
@@ -22,8 +24,12 @@ public:
         std::copy(data, data + counts[0], out);
     }
     void allgather_in_place(float*, const std::vector<int64_t>&) override {}
-    void gather_in_place(float*, const std::vector<int64_t>&, int) override {}
-    void gather_in_place(uint16_t*, const std::vector<int64_t>&, int) override {}
+    void gather(const float* mine, float* all, const std::vector<int64_t>& counts, int) override {
+        std::copy_n(mine, counts[0], all);
+    }
+    void gather(const uint16_t* mine, uint16_t* all, const std::vector<int64_t>& counts, int) override {
+        std::copy_n(mine, counts[0], all);
+    }
     void broadcast(void*, size_t, int) override {}
     void barrier() override {}
 };

@@ -37,10 +37,11 @@ public:
     virtual void reduce_scatter_sum(const float* data, float* out, const std::vector<int64_t>& counts) = 0;
     // allgather: data (sum of counts) receives every rank's shard, which each holds in place.
     virtual void allgather_in_place(float* data, const std::vector<int64_t>& counts) = 0;
-    // gather_to_root: root's data receives every shard (others' data is left alone).
-    virtual void gather_in_place(float* data, const std::vector<int64_t>& counts, int root) = 0;
-    // The same for 16-bit elements (bf16 optimizer moments).
-    virtual void gather_in_place(uint16_t* data, const std::vector<int64_t>& counts, int root) = 0;
+    // gather: root's `all` (sum of counts) receives every rank's shard `mine` (counts[rank]),
+    // in rank order; other ranks need no `all` (nullptr). For fp32 and for 16-bit elements
+    // (bf16 optimizer moments).
+    virtual void gather(const float* mine, float* all, const std::vector<int64_t>& counts, int root) = 0;
+    virtual void gather(const uint16_t* mine, uint16_t* all, const std::vector<int64_t>& counts, int root) = 0;
 
     virtual void broadcast(void* data, size_t bytes, int root) = 0;
     virtual void barrier() = 0;

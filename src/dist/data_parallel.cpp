@@ -64,21 +64,21 @@ double DataParallel::step(float lr, double grad_clip) {
     return norm;
 }
 
-OptimizerMoments DataParallel::moments_for_save(int root) {
-    if (opts_.zero_stage != 1) return {adam_->moments(), adam_->steps_taken()};
+DataParallel::MomentsToSave DataParallel::moments_for_save(int root) {
+    if (opts_.zero_stage != 1) return {Moments(), {adam_->moments(), adam_->steps_taken()}};
     const MomentSpans shard = adam_->moments();
-    const auto total = static_cast<size_t>(model_.params().size());
-    if (full_.spans().size() != total) full_ = Moments(shard.precision, total);
-    const MomentSpans full = full_.spans();
-    copy_moments(shard, full.subspan(static_cast<size_t>(adam_->begin()), shard.size()));
-    if (full.precision == MomentPrecision::F32) {
-        comm_.gather_in_place(full.m.data(), shard_, root);
-        comm_.gather_in_place(full.v.data(), shard_, root);
+    MomentsToSave out;
+    if (comm_.rank() == root) out.gathered = Moments(shard.precision, static_cast<size_t>(model_.params().size()));
+    const MomentSpans all = out.gathered.spans();
+    if (shard.precision == MomentPrecision::F32) {
+        comm_.gather(shard.m.data(), all.m.data(), shard_, root);
+        comm_.gather(shard.v.data(), all.v.data(), shard_, root);
     } else {
-        comm_.gather_in_place(full.m_bf16.data(), shard_, root);
-        comm_.gather_in_place(full.v_bf16.data(), shard_, root);
+        comm_.gather(shard.m_bf16.data(), all.m_bf16.data(), shard_, root);
+        comm_.gather(shard.v_bf16.data(), all.v_bf16.data(), shard_, root);
     }
-    return {full, adam_->steps_taken()};
+    out.moments = {all, adam_->steps_taken()};
+    return out;
 }
 
 OptimizerMoments DataParallel::moments_for_load() {

@@ -37,8 +37,13 @@ public:
     double step(float lr, double grad_clip);
 
     // Moments over the whole layout for a checkpoint, complete on `root` (collective: every
-    // rank calls it).
-    OptimizerMoments moments_for_save(int root);
+    // rank calls it). Under ZeRO-1, root's whole-layout copy lives as long as the returned
+    // object, and no other rank makes one: between checkpoints each rank holds its shard only.
+    struct MomentsToSave {
+        Moments gathered;           // ZeRO-1, on root
+        OptimizerMoments moments;   // the whole layout's (empty off root under ZeRO-1)
+    };
+    MomentsToSave moments_for_save(int root);
     // Whole-layout buffers to load a checkpoint's moments into, then adopt_loaded() keeps
     // this rank's part.
     OptimizerMoments moments_for_load();
@@ -57,7 +62,7 @@ private:
     std::unique_ptr<AdamW> adam_;
     std::unique_ptr<GradSync> sync_;
     AlignedBuffer<float> shard_grads_;     // ZeRO-1: this rank's summed gradients
-    Moments full_;                      // ZeRO-1: whole-layout moments for checkpoints, when needed
+    Moments full_;                      // ZeRO-1: a checkpoint's whole-layout moments while loading
     double comm_seconds_ = 0;
 };
 

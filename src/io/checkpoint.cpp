@@ -97,7 +97,7 @@ void read_tensors(const SafetensorsReader& file, const ParamLayout& layout, cons
 void save_model_weights(const Model& model, const std::string& path) {
     SafetensorsWriter w;
     for (const ParamSpec& s : model.layout().specs()) {
-        w.add(s.name, Dtype::F32, s.shape, model.params().data() + s.offset);
+        w.add_view(s.name, Dtype::F32, s.shape, model.params().data() + s.offset);
     }
     w.add_metadata("format", "pt");
     w.add_metadata("lmforge_config", model.config_json());
@@ -157,11 +157,11 @@ void save_checkpoint(const std::string& dir, const Model& model, const Optimizer
         const MomentSpans& mv = moments.moments;
         for (const ParamSpec& s : model.layout().specs()) {
             if (mv.precision == MomentPrecision::F32) {
-                opt.add("m/" + s.name, Dtype::F32, s.shape, mv.m.data() + s.offset);
-                opt.add("v/" + s.name, Dtype::F32, s.shape, mv.v.data() + s.offset);
+                opt.add_view("m/" + s.name, Dtype::F32, s.shape, mv.m.data() + s.offset);
+                opt.add_view("v/" + s.name, Dtype::F32, s.shape, mv.v.data() + s.offset);
             } else {
-                opt.add("m/" + s.name, Dtype::BF16, s.shape, mv.m_bf16.data() + s.offset);
-                opt.add("v/" + s.name, Dtype::BF16, s.shape, mv.v_bf16.data() + s.offset);
+                opt.add_view("m/" + s.name, Dtype::BF16, s.shape, mv.m_bf16.data() + s.offset);
+                opt.add_view("v/" + s.name, Dtype::BF16, s.shape, mv.v_bf16.data() + s.offset);
             }
         }
         opt.add_metadata("optimizer_steps", std::to_string(moments.steps));

@@ -173,13 +173,28 @@ std::vector<int64_t> SafetensorsReader::read_i64(const std::string& name) const 
     return out;
 }
 
-void SafetensorsWriter::add(const std::string& name, Dtype dtype, std::vector<int64_t> shape,
-                            const void* data) {
+namespace {
+
+size_t tensor_bytes(const std::vector<int64_t>& shape, Dtype dtype) {
     int64_t n = 1;
     for (int64_t s : shape) n *= s;
-    Entry e{dtype, std::move(shape), std::vector<std::byte>(static_cast<size_t>(n) * dtype_size(dtype))};
-    if (!e.bytes.empty()) std::memcpy(e.bytes.data(), data, e.bytes.size());
+    return static_cast<size_t>(n) * dtype_size(dtype);
+}
+
+}  // namespace
+
+void SafetensorsWriter::add(const std::string& name, Dtype dtype, std::vector<int64_t> shape,
+                            const void* data) {
+    Entry e{dtype, std::move(shape), {}, {}};
+    e.owned.resize(tensor_bytes(e.shape, dtype));
+    if (!e.owned.empty()) std::memcpy(e.owned.data(), data, e.owned.size());
     tensors_[name] = std::move(e);
+}
+
+void SafetensorsWriter::add_view(const std::string& name, Dtype dtype, std::vector<int64_t> shape,
+                                 const void* data) {
+    const size_t bytes = tensor_bytes(shape, dtype);
+    tensors_[name] = Entry{dtype, std::move(shape), {}, {static_cast<const std::byte*>(data), bytes}};
 }
 
 void SafetensorsWriter::add_metadata(const std::string& key, const std::string& value) {
@@ -193,8 +208,8 @@ void SafetensorsWriter::write(const std::string& path) const {
     for (const auto& [name, e] : tensors_) {
         header[name] = {{"dtype", dtype_name(e.dtype)},
                         {"shape", e.shape},
-                        {"data_offsets", {offset, offset + e.bytes.size()}}};
-        offset += e.bytes.size();
+                        {"data_offsets", {offset, offset + e.bytes().size()}}};
+        offset += e.bytes().size();
     }
     std::string text = header.dump();
     text.append((8 - text.size() % 8) % 8, ' ');  // keep the data section 8-byte aligned
@@ -202,7 +217,7 @@ void SafetensorsWriter::write(const std::string& path) const {
     std::vector<std::span<const std::byte>> parts;
     parts.emplace_back(reinterpret_cast<const std::byte*>(&len), 8);
     parts.emplace_back(reinterpret_cast<const std::byte*>(text.data()), text.size());
-    for (const auto& [name, e] : tensors_) parts.emplace_back(e.bytes);
+    for (const auto& [name, e] : tensors_) parts.emplace_back(e.bytes());
     write_file_atomic(path, parts);
 }
 

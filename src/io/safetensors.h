@@ -63,6 +63,9 @@ class SafetensorsWriter {
 public:
     // Copies the bytes: the caller may reuse its buffer at once.
     void add(const std::string& name, Dtype dtype, std::vector<int64_t> shape, const void* data);
+    // Keeps only a pointer: data must stay alive and unchanged until write(). For checkpoints
+    // of weights and moments, which a copy would double in memory while it is written.
+    void add_view(const std::string& name, Dtype dtype, std::vector<int64_t> shape, const void* data);
     void add_metadata(const std::string& key, const std::string& value);
     void write(const std::string& path) const;
 
@@ -70,7 +73,9 @@ private:
     struct Entry {
         Dtype dtype;
         std::vector<int64_t> shape;
-        std::vector<std::byte> bytes;
+        std::vector<std::byte> owned;      // add(): a copy
+        std::span<const std::byte> view;   // add_view(): the caller's bytes
+        std::span<const std::byte> bytes() const { return owned.empty() ? view : std::span<const std::byte>(owned); }
     };
     std::map<std::string, Entry> tensors_;
     std::map<std::string, std::string> metadata_;

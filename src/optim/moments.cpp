@@ -34,35 +34,15 @@ Moments::Moments(MomentPrecision precision, size_t n) : precision_(precision), s
 
 MomentSpans Moments::spans() { return {precision_, m_.span(), v_.span(), m_bf16_.span(), v_bf16_.span()}; }
 
-namespace {
-
-void convert(std::span<const float> src, std::span<float> dst) { std::copy(src.begin(), src.end(), dst.begin()); }
-void convert(std::span<const bf16> src, std::span<bf16> dst) { std::copy(src.begin(), src.end(), dst.begin()); }
-void convert(std::span<const float> src, std::span<bf16> dst) { kernels::to_bf16(dst.data(), src.data(), static_cast<int64_t>(src.size())); }
-void convert(std::span<const bf16> src, std::span<float> dst) {
-    std::transform(src.begin(), src.end(), dst.begin(), from_bf16);
-}
-
-template <class Dst>
-void copy_into(const MomentSpans& src, std::span<Dst> m, std::span<Dst> v) {
-    if (src.precision == MomentPrecision::F32) {
-        convert(std::span<const float>(src.m), m);
-        convert(std::span<const float>(src.v), v);
-    } else {
-        convert(std::span<const bf16>(src.m_bf16), m);
-        convert(std::span<const bf16>(src.v_bf16), v);
-    }
-}
-
-}  // namespace
-
 void copy_moments(const MomentSpans& src, const MomentSpans& dst) {
-    if (src.size() != dst.size()) throw Error(fmt::format("copy_moments: {} elements into {}", src.size(), dst.size()));
-    if (dst.precision == MomentPrecision::F32) {
-        copy_into(src, dst.m, dst.v);
-    } else {
-        copy_into(src, dst.m_bf16, dst.v_bf16);
+    if (src.precision != dst.precision || src.size() != dst.size()) {
+        throw Error(fmt::format("copy_moments: {} {} moments into {} {}", src.size(), moment_precision_name(src.precision),
+                                dst.size(), moment_precision_name(dst.precision)));
     }
+    std::copy(src.m.begin(), src.m.end(), dst.m.begin());
+    std::copy(src.v.begin(), src.v.end(), dst.v.begin());
+    std::copy(src.m_bf16.begin(), src.m_bf16.end(), dst.m_bf16.begin());
+    std::copy(src.v_bf16.begin(), src.v_bf16.end(), dst.v_bf16.begin());
 }
 
 }  // namespace lmforge

@@ -45,8 +45,7 @@ private:
     AlignedBuffer<bf16> m_bf16_, v_bf16_;
 };
 
-// dst = src, element by element, converting precision where they differ (to bf16: rounded to
-// nearest). Sizes must agree.
+// dst = src; precisions and sizes must agree.
 void copy_moments(const MomentSpans& src, const MomentSpans& dst);
 
 }  // namespace lmforge

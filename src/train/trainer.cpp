@@ -235,9 +235,9 @@ TrainSummary train(const TrainOptions& opts) {
         state.sample_rng = sample_rng.state();
         const bool best = last_val_step == step && last_val < state.best_val_loss;
         if (best) state.best_val_loss = last_val;
-        const OptimizerMoments moments = dp.moments_for_save(0);  // collective
+        const DataParallel::MomentsToSave moments = dp.moments_for_save(0);  // collective
         if (lead) {
-            const std::string dir = store.save(model, moments, state, config_toml, best);
+            const std::string dir = store.save(model, moments.moments, state, config_toml, best);
             log::info("step {:>6}: checkpoint {}{}", step, dir, best ? " (best)" : "");
         }
         comm->barrier();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "core/error.h"
 #include "kernels/attention.h"
@@ -172,6 +173,8 @@ float Bert::forward_mlm(const int32_t* inputs, const int32_t* lengths, const int
             }
         }
     }
+    const std::optional<float> expected_scale = std::exchange(expected_loss_scale_, std::nullopt);
+    head_grads_scale_.reset();
     forward_body(inputs, lengths);
     // Only the rows with a target go through the head (all rows for logits): the transform is
     // per position, so gathering first is exact and saves most of the head's work.
@@ -205,15 +208,35 @@ float Bert::forward_mlm(const int32_t* inputs, const int32_t* lengths, const int
         lap("lm_head_fwd");
         return 0.0f;
     }
-    const LmHeadLossShape shape{.N = M, .C = H, .V = V, .Vp = cfg_.padded_vocab(), .chunk = lm_head_chunk(N, V)};
-    if (precision_ == Precision::Fp32) {
-        lm_head_loss_forward(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.mlm_z, p_.word, p_.mlm_bias,
-                             acts_.mlm_targets, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
+    const LmHeadLossShape shape{.N = M, .C = H, .V = V, .Vp = cfg_.padded_vocab(), .chunk = lm_head_chunk(N, V),
+                                .rows = lm_head_rows(M, V)};
+    if (expected_scale && M > 0) {
+        // Training: the decoder's gradients in the same pass (lm_head_loss.h), for the
+        // backward(*expected_scale) that is promised to follow.
+        head_grads_mode_ = begin_backward();
+        head_grads_scale_ = *expected_scale;
+        const bool accumulate = head_grads_mode_ == WeightGrad::Accumulate;
+        const float dloss = *expected_scale / static_cast<float>(M);
+        if (precision_ == Precision::Fp32) {
+            lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, g_.word, g_.mlm_bias,
+                               accumulate, acts_.mlm_z, p_.word, p_.mlm_bias, acts_.mlm_targets, dloss,
+                               acts_.logits_chunk, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
+        } else {
+            lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, g_.word, g_.mlm_bias,
+                               accumulate, acts_.mlm_z_h, half(p_.word), p_.mlm_bias, acts_.mlm_targets, dloss,
+                               acts_.logits_chunk, acts_.dlogits_chunk_h, acts_.target_logit, acts_.mlm_max);
+        }
+        lap("lm_head_loss_fwd_bwd");
     } else {
-        lm_head_loss_forward(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.mlm_z_h, half(p_.word), p_.mlm_bias,
-                             acts_.mlm_targets, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
+        if (precision_ == Precision::Fp32) {
+            lm_head_loss_forward(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.mlm_z, p_.word, p_.mlm_bias,
+                                 acts_.mlm_targets, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
+        } else {
+            lm_head_loss_forward(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.mlm_z_h, half(p_.word),
+                                 p_.mlm_bias, acts_.mlm_targets, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
+        }
+        lap("lm_head_loss_fwd");
     }
-    lap("lm_head_loss_fwd");
     double sum = 0.0;
     for (int64_t m = 0; m < M; m++) {
         sum += acts_.mlm_losses[m];
@@ -236,6 +259,8 @@ float Bert::forward_classify(const int32_t* inputs, const int32_t* lengths, cons
             }
         }
     }
+    expected_loss_scale_.reset();  // the classifier's head is too small to gain from it
+    head_grads_scale_.reset();
     forward_body(inputs, lengths);
     // The pooler reads each sequence's first position ([CLS]). B rows: fp32 is cheap here.
     const float* h = hidden();
@@ -256,12 +281,19 @@ float Bert::forward_classify(const int32_t* inputs, const int32_t* lengths, cons
 void Bert::backward(float loss_scale) {
     if (!mlm_pending_ && labels_ == nullptr) throw Error("Bert::backward needs a forward with targets or labels");
     const float dloss = counted_ > 0 ? loss_scale / static_cast<float>(counted_) : 0.0f;
-    const WeightGrad mode = begin_backward();
+    const bool head_done = head_grads_scale_.has_value();  // by the forward, after expect_backward
+    if (head_done && *head_grads_scale_ != loss_scale) {
+        throw Error(fmt::format("Bert::backward({}) after a forward that expected backward({})", loss_scale,
+                                *head_grads_scale_));
+    }
+    head_grads_scale_.reset();
+    const WeightGrad mode = head_done ? head_grads_mode_ : begin_backward();
     const bool accumulate = mode == WeightGrad::Accumulate;
     if (profiler_ != nullptr) profiler_->start();
     zero(acts_.dx, B_ * T_ * cfg_.hidden);
     if (mlm_pending_) {
-        mlm_head_backward(dloss, accumulate, mode);
+        if (!head_done) mlm_decoder_backward(dloss, accumulate);
+        mlm_transform_backward(mode);
     } else {
         classify_head_backward(dloss, accumulate, mode);
     }
@@ -271,7 +303,7 @@ void Bert::backward(float loss_scale) {
     labels_ = nullptr;
 }
 
-void Bert::mlm_head_backward(float dloss, bool accumulate, WeightGrad mode) {
+void Bert::mlm_decoder_backward(float dloss, bool accumulate) {
     const int64_t M = mlm_rows_, H = cfg_.hidden, V = cfg_.vocab_size;
     const LmHeadLossShape shape{.N = M, .C = H, .V = V, .Vp = cfg_.padded_vocab(), .chunk = lm_head_chunk(B_ * T_, V)};
     float* dz = acts_.dhead_a;
@@ -284,6 +316,11 @@ void Bert::mlm_head_backward(float dloss, bool accumulate, WeightGrad mode) {
                               acts_.dlogits_chunk_h);
     }
     lap("lm_head_loss_bwd");
+}
+
+void Bert::mlm_transform_backward(WeightGrad mode) {
+    const int64_t M = mlm_rows_, H = cfg_.hidden;
+    const float* dz = acts_.dhead_a;  // the decoder's input gradient
     float* dg = acts_.dhead_b;
     zero(dg, M * H);
     layernorm_backward(dg, g_.mlm_ln_weight, g_.mlm_ln_bias, dz, acts_.mlm_g, p_.mlm_ln_weight, acts_.mlm_mean,

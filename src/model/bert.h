@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "backend/gemm.h"
@@ -68,7 +69,10 @@ private:
     void forward_body(const int32_t* inputs, const int32_t* lengths);
     // From acts_.dx = d(loss)/d(encoder output) down to the embeddings.
     void backward_body(kernels::WeightGrad mode);
-    void mlm_head_backward(float dloss, bool accumulate, kernels::WeightGrad mode);
+    // The decoder and loss's gradients (into acts_.dhead_a, the word embedding, the decoder
+    // bias), then the transform's, into acts_.dx.
+    void mlm_decoder_backward(float dloss, bool accumulate);
+    void mlm_transform_backward(kernels::WeightGrad mode);
     void classify_head_backward(float dloss, bool accumulate, kernels::WeightGrad mode);
 
     BertConfig cfg_;
@@ -83,6 +87,10 @@ private:
     std::vector<int32_t> lengths_;
     const int32_t* labels_ = nullptr;
     bool mlm_pending_ = false;  // the last forward was forward_mlm with targets
+    // Set when the last forward (after expect_backward) computed the decoder's gradients:
+    // the loss scale it used, and whether the weight gradients were overwritten or added to.
+    std::optional<float> head_grads_scale_;
+    kernels::WeightGrad head_grads_mode_ = kernels::WeightGrad::Overwrite;
     int64_t counted_ = 0, mlm_correct_ = 0;
     std::vector<int64_t> layer_begin_;  // offset of each layer's first tensor; then the head's
 };

@@ -50,9 +50,12 @@ void visit_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision prec
     for (float** slot : {&a.mlm_mean, &a.mlm_rstd, &a.mlm_losses, &a.mlm_lse, &a.mlm_max, &a.target_logit}) {
         fn(mlm * N, *slot);
     }
-    fn(N * chunk, a.logits_chunk);
+    // The decoder's scratch: one vocabulary chunk of all rows (forward, backward), or one block
+    // of rows with all the vocabulary (training's one pass), whichever is larger.
+    const int64_t head_scratch = std::max(N * chunk, mlm * kernels::lm_head_rows(N, cfg.vocab_size) * cfg.vocab_size);
+    fn(head_scratch, a.logits_chunk);
     for (uint16_t** slot : {&a.mlm_in_h, &a.mlm_g_h, &a.mlm_z_h}) fn(h * mlm * N * H, *slot);
-    fn(h * N * chunk, a.dlogits_chunk_h);
+    fn(h * head_scratch, a.dlogits_chunk_h);
     fn(mlm * N, a.mlm_targets);
     fn(mlm * N, a.mlm_rows);
     for (float** slot : {&a.dx, &a.dres, &a.dtmp, &a.datty, &a.dhead_a, &a.dhead_b}) fn(N * H, *slot);

@@ -68,9 +68,10 @@ public:
     virtual void backward(float loss_scale = 1.0f) = 0;
     // A promise that backward(loss_scale) follows the next forward with targets, with no
     // other forward between: that forward may then compute part of the gradient with what it
-    // has at hand. GPT-2 computes its LM head's gradients from each block of logits there and
-    // skips recomputing them in backward (a quarter of the head's work; other models ignore
-    // the promise). The next forward consumes it, whatever its kind.
+    // has at hand. GPT-2's LM head and BERT's MLM decoder compute their gradients from each
+    // block of logits there and skip recomputing them in backward (a quarter of the head's
+    // work; classification heads ignore the promise). The next forward consumes it, whatever
+    // its kind.
     void expect_backward(float loss_scale) { expected_loss_scale_ = loss_scale; }
     // Makes the next backward start the gradients from zero. It costs nothing now: that
     // backward overwrites the weight gradients where it would add to them (the bulk of the

@@ -122,6 +122,7 @@ MlmSummary train_mlm(const TrainOptions& opts) {
         const MlmBatch batch = make_mlm_batch(train_pieces, idx, T, sp, ordinary, {}, masking);
         model.plan(batch.B, batch.T);
         model.zero_grad();
+        model.expect_backward(1.0f / static_cast<float>(world));  // the decoder's gradients in forward
         const double loss = model.forward_mlm(batch.inputs.data(), batch.lengths.data(), batch.targets.data());
         if (!std::isfinite(loss)) throw Error(fmt::format("step {}: the loss is {}", step, loss), "lower optim.lr");
         window.add(model, loss);

@@ -1,8 +1,9 @@
 // After expect_backward, GPT-2's forward computes the LM head's gradients itself (training's
-// one pass over row blocks) and backward skips the head. That must change only where the work
-// happens: the losses equal, and every gradient matches the plain forward + backward to
-// rounding, over accumulated micro-steps, with ignored targets (the gathered head) and in
-// both precisions. The profile shows which path ran, so a silently ignored promise fails.
+// one pass over row blocks) and backward skips the head; so does BERT's forward_mlm for its
+// decoder (with a bias, on the masked rows). That must change only where the work happens:
+// the losses equal, and every gradient matches the plain forward + backward to rounding, over
+// accumulated micro-steps, with ignored targets (the gathered head) and in both precisions.
+// The profile shows which path ran, so a silently ignored promise fails.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "core/profiler.h"
 #include "core/rng.h"
 #include "kernels/crossentropy.h"
+#include "model/bert.h"
 #include "model/gpt2.h"
 #include "test_util.h"
 
@@ -58,11 +60,44 @@ StepResult train_step(Precision precision, bool promise) {
     return r;
 }
 
-class ExpectBackwardTest : public ::testing::TestWithParam<Precision> {};
+// BERT with its MLM head: 15% or so of the positions masked, as the MLM trainer does, and a
+// padded last sequence.
+StepResult bert_train_step(Precision precision, bool promise) {
+    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    BertConfig cfg;
+    cfg.n_layer = 2;
+    cfg.n_head = 2;
+    cfg.hidden = 32;
+    cfg.intermediate = 128;
+    cfg.vocab_size = 97;
+    cfg.max_position = kT;
+    Bert model(cfg, *gemm, precision);
+    model.init_weights(3);
+    model.plan(kB, kT);
+    Profiler profiler;
+    model.set_profiler(&profiler);
+    Rng rng(5);
+    std::vector<int32_t> inputs(kB * kT), targets(kB * kT), lengths(kB, kT);
+    lengths[kB - 1] = kT / 2;
+    StepResult r;
+    model.zero_grad();
+    for (int micro = 0; micro < 2; micro++) {
+        for (int64_t i = 0; i < kB * kT; i++) {
+            inputs[i] = static_cast<int32_t>(rng.below(cfg.vocab_size));
+            const bool masked = rng.below(100) < 15 && i % kT < lengths[i / kT];
+            targets[i] = masked ? static_cast<int32_t>(rng.below(cfg.vocab_size)) : kernels::kIgnoreIndex;
+        }
+        if (promise) model.expect_backward(0.5f);
+        r.losses.push_back(model.forward_mlm(inputs.data(), lengths.data(), targets.data()));
+        model.backward(0.5f);
+    }
+    r.grads.assign(model.grads().begin(), model.grads().end());
+    for (const auto& [name, seconds] : profiler.totals()) r.phases.push_back(name);
+    return r;
+}
 
-TEST_P(ExpectBackwardTest, HeadGradientsInForwardMatchBackwardsRecompute) {
-    const StepResult plain = train_step(GetParam(), false);
-    const StepResult promised = train_step(GetParam(), true);
+// Both paths ran as the promise says; losses and gradients agree.
+void expect_same_step(const StepResult& plain, const StepResult& promised, Precision precision) {
     EXPECT_TRUE(has_phase(plain, "lm_head_loss_bwd"));
     EXPECT_FALSE(has_phase(plain, "lm_head_loss_fwd_bwd"));
     EXPECT_TRUE(has_phase(promised, "lm_head_loss_fwd_bwd"));
@@ -71,9 +106,19 @@ TEST_P(ExpectBackwardTest, HeadGradientsInForwardMatchBackwardsRecompute) {
     EXPECT_TRUE(test::close(promised.token_losses, plain.token_losses, 1e-5, 1e-5));
     // Blocks of rows against chunks of vocabulary: the same sums in another order. In bf16 a
     // dlogit near a rounding boundary may round the other way (2⁻⁸ of itself).
-    const double tol = GetParam() == Precision::Fp32 ? 1e-4 : 2e-2;
+    const double tol = precision == Precision::Fp32 ? 1e-4 : 2e-2;
     const double scale = test::max_abs(std::span<const float>(plain.grads));
     EXPECT_TRUE(test::close(promised.grads, plain.grads, tol, tol * 1e-2 * scale));
+}
+
+class ExpectBackwardTest : public ::testing::TestWithParam<Precision> {};
+
+TEST_P(ExpectBackwardTest, HeadGradientsInForwardMatchBackwardsRecompute) {
+    expect_same_step(train_step(GetParam(), false), train_step(GetParam(), true), GetParam());
+}
+
+TEST_P(ExpectBackwardTest, BertDecoderGradientsInForwardMatchBackwardsRecompute) {
+    expect_same_step(bert_train_step(GetParam(), false), bert_train_step(GetParam(), true), GetParam());
 }
 
 TEST_P(ExpectBackwardTest, BackwardWithAnotherScaleThanPromisedThrows) {

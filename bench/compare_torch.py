@@ -14,7 +14,9 @@ Configs as the reference defines them:
 
     python3 bench/compare_torch.py --configs A B C --rounds 3 --threads 2
     python3 bench/compare_torch.py --configs C --lmforge-modes bf16 bf16+block --torch-modes bf16
-A lmforge mode is a precision with an optional recompute (fp32, bf16, bf16+gelu, bf16+block).
+A lmforge mode is a precision with an optional recompute and optional bf16 Adam moments
+(fp32, bf16, bf16+gelu, bf16+block, fp32+block+bf16-moments). Besides the fastest modes, the
+leanest lmforge mode (lowest peak RSS) is set against PyTorch's fastest.
 Needs PyTorch (pip install torch==2.13.0) and a release build (scripts/build.sh).
 """
 import argparse
@@ -45,11 +47,15 @@ def run_json(cmd, pause):
 
 
 def lmforge_cmd(binary, cfg, mode, args):
-    precision, _, recompute = mode.partition("+")
+    precision, *options = mode.split("+")
+    moments = "bf16" if "bf16-moments" in options else "fp32"
+    recompute = [o for o in options if o != "bf16-moments"]
+    if len(recompute) > 1:
+        sys.exit(f"mode {mode}: one recompute at most")
     return [binary, "bench", "--json", "--threads", str(args.threads), "--steps", str(args.steps),
             "--layers", str(cfg["layers"]), "--heads", str(cfg["heads"]), "--embd", str(cfg["embd"]),
             "--vocab", str(cfg["vocab"]), "--batch", str(cfg["batch"]), "--seq", str(cfg["seq"]),
-            "--precision", precision, "--recompute", recompute or "none"]
+            "--precision", precision, "--recompute", recompute[0] if recompute else "none", "--moments", moments]
 
 
 def torch_cmd(name, mode, args):
@@ -97,10 +103,10 @@ def main():
         report.append((name, {k: v for k, v in med.items() if v is not None}))
 
     print(f"\n{args.threads} threads, {args.steps} timed steps, median of {args.rounds} alternated rounds\n")
-    print(f"{'config':6} {'impl':22} {'ms/step':>9} {'tokens/s':>9} {'RSS MiB':>8} {'GFLOP/s':>8}")
+    print(f"{'config':6} {'impl':28} {'ms/step':>9} {'tokens/s':>9} {'RSS MiB':>8} {'GFLOP/s':>8}")
     for name, med in report:
         for impl, m in med.items():
-            print(f"{name:6} {impl:22} {m['ms']:9.1f} {m['tok']:9.1f} {m['rss']:8.0f} {m['gflops']:8.1f}")
+            print(f"{name:6} {impl:28} {m['ms']:9.1f} {m['tok']:9.1f} {m['rss']:8.0f} {m['gflops']:8.1f}")
     print("\nbest against best (fastest mode of each):")
     print(f"{'config':6} {'lmforge':22} {'torch':22} {'speed':>7} {'RSS':>6} {'lmforge MFU':>12}")
     for name, med in report:
@@ -114,6 +120,17 @@ def main():
         mfu = f"{100 * o['gflops'] / o['peak']:.0f}% of {o['peak']:.0f}" if o.get("peak") else "-"
         print(f"{name:6} {best_ours:22} {best_theirs:22} {o['tok'] / t['tok']:6.2f}x {o['rss'] / t['rss']:5.2f}x "
               f"{mfu:>12}")
+    print("\nleanest lmforge mode (lowest peak RSS) against PyTorch's fastest:")
+    print(f"{'config':6} {'lmforge':28} {'torch':22} {'speed':>7} {'RSS':>6}")
+    for name, med in report:
+        ours = {k: v for k, v in med.items() if k.startswith("lmforge")}
+        theirs = {k: v for k, v in med.items() if k.startswith("torch")}
+        if not ours or not theirs:
+            continue
+        lean = min(ours, key=lambda k: ours[k]["rss"])
+        best_theirs = max(theirs, key=lambda k: theirs[k]["tok"])
+        o, t = ours[lean], theirs[best_theirs]
+        print(f"{name:6} {lean:28} {best_theirs:22} {o['tok'] / t['tok']:6.2f}x {o['rss'] / t['rss']:5.2f}x")
 
 
 if __name__ == "__main__":

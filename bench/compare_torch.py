@@ -103,10 +103,10 @@ def main():
         report.append((name, {k: v for k, v in med.items() if v is not None}))
 
     print(f"\n{args.threads} threads, {args.steps} timed steps, median of {args.rounds} alternated rounds\n")
-    print(f"{'config':6} {'impl':28} {'ms/step':>9} {'tokens/s':>9} {'RSS MiB':>8} {'GFLOP/s':>8}")
+    print(f"{'config':6} {'impl':32} {'ms/step':>9} {'tokens/s':>9} {'RSS MiB':>8} {'GFLOP/s':>8}")
     for name, med in report:
         for impl, m in med.items():
-            print(f"{name:6} {impl:28} {m['ms']:9.1f} {m['tok']:9.1f} {m['rss']:8.0f} {m['gflops']:8.1f}")
+            print(f"{name:6} {impl:32} {m['ms']:9.1f} {m['tok']:9.1f} {m['rss']:8.0f} {m['gflops']:8.1f}")
     print("\nbest against best (fastest mode of each):")
     print_against_torch(report, lambda ours: max(ours, key=lambda k: ours[k]["tok"]))
     print("\nleanest lmforge mode (lowest peak RSS) against PyTorch's fastest:")
@@ -115,7 +115,7 @@ def main():
 
 def print_against_torch(report, pick):
     """One lmforge mode per config, chosen by pick(modes), against PyTorch's fastest."""
-    print(f"{'config':6} {'lmforge':28} {'torch':22} {'speed':>7} {'RSS':>6} {'lmforge MFU':>12}")
+    print(f"{'config':6} {'lmforge':32} {'torch':22} {'speed':>7} {'RSS':>6} {'lmforge MFU':>12}")
     for name, med in report:
         ours = {k: v for k, v in med.items() if k.startswith("lmforge")}
         theirs = {k: v for k, v in med.items() if k.startswith("torch")}
@@ -125,7 +125,7 @@ def print_against_torch(report, pick):
         best_theirs = max(theirs, key=lambda k: theirs[k]["tok"])
         o, t = ours[mode], theirs[best_theirs]
         mfu = f"{100 * o['gflops'] / o['peak']:.0f}% of {o['peak']:.0f}" if o.get("peak") else "-"
-        print(f"{name:6} {mode:28} {best_theirs:22} {o['tok'] / t['tok']:6.2f}x {o['rss'] / t['rss']:5.2f}x "
+        print(f"{name:6} {mode:32} {best_theirs:22} {o['tok'] / t['tok']:6.2f}x {o['rss'] / t['rss']:5.2f}x "
               f"{mfu:>12}")
 
 

@@ -67,9 +67,10 @@ double DataParallel::step(float lr, double grad_clip) {
 DataParallel::MomentsToSave DataParallel::moments_for_save(int root) {
     if (opts_.zero_stage != 1) return {Moments(), {adam_->moments(), adam_->steps_taken()}};
     const MomentSpans shard = adam_->moments();
-    MomentsToSave out;
-    if (comm_.rank() == root) out.gathered = Moments(shard.precision, static_cast<size_t>(model_.params().size()));
-    const MomentSpans all = out.gathered.spans();
+    Moments gathered;
+    if (comm_.rank() == root) gathered = Moments(shard.precision, static_cast<size_t>(model_.params().size()));
+    MomentSpans all = gathered.spans();
+    all.precision = shard.precision;  // also where nothing was gathered
     if (shard.precision == MomentPrecision::F32) {
         comm_.gather(shard.m.data(), all.m.data(), shard_, root);
         comm_.gather(shard.v.data(), all.v.data(), shard_, root);
@@ -77,8 +78,7 @@ DataParallel::MomentsToSave DataParallel::moments_for_save(int root) {
         comm_.gather(shard.m_bf16.data(), all.m_bf16.data(), shard_, root);
         comm_.gather(shard.v_bf16.data(), all.v_bf16.data(), shard_, root);
     }
-    out.moments = {all, adam_->steps_taken()};
-    return out;
+    return {std::move(gathered), {all, adam_->steps_taken()}};
 }
 
 OptimizerMoments DataParallel::moments_for_load() {

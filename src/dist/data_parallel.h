@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "core/aligned_buffer.h"
 #include "dist/communicator.h"
@@ -39,9 +40,17 @@ public:
     // Moments over the whole layout for a checkpoint, complete on `root` (collective: every
     // rank calls it). Under ZeRO-1, root's whole-layout copy lives as long as the returned
     // object, and no other rank makes one: between checkpoints each rank holds its shard only.
-    struct MomentsToSave {
-        Moments gathered;           // ZeRO-1, on root
-        OptimizerMoments moments;   // the whole layout's (empty off root under ZeRO-1)
+    class MomentsToSave {
+    public:
+        MomentsToSave(Moments gathered, OptimizerMoments view) : gathered_(std::move(gathered)), view_(view) {}
+        // The whole layout's moments (empty off root under ZeRO-1); they may point into this
+        // object, so not from a temporary.
+        const OptimizerMoments& moments() const& { return view_; }
+        const OptimizerMoments& moments() const&& = delete;
+
+    private:
+        Moments gathered_;  // ZeRO-1, on root
+        OptimizerMoments view_;
     };
     MomentsToSave moments_for_save(int root);
     // Whole-layout buffers to load a checkpoint's moments into, then adopt_loaded() keeps

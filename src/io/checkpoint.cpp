@@ -72,12 +72,15 @@ void read_moment(const SafetensorsReader& file, const ParamSpec& s, const std::s
         const std::vector<float> wide = file.read_f32(name);
         kernels::to_bf16(b16 + s.offset, wide.data(), s.numel);
     } else if (t.dtype == Dtype::BF16) {
-        std::vector<bf16> narrow(n);
-        std::memcpy(narrow.data(), file.raw(name).data(), n * sizeof(bf16));  // the file may be unaligned
+        const std::byte* bytes = file.raw(name).data();  // maybe unaligned: memcpy, not casts
         if (b16 != nullptr) {
-            std::copy(narrow.begin(), narrow.end(), b16 + s.offset);
+            if (n > 0) std::memcpy(b16 + s.offset, bytes, n * sizeof(bf16));
         } else {
-            std::transform(narrow.begin(), narrow.end(), f32 + s.offset, from_bf16);
+            for (size_t i = 0; i < n; i++) {
+                bf16 x;
+                std::memcpy(&x, bytes + i * sizeof(bf16), sizeof(bf16));
+                f32[s.offset + i] = from_bf16(x);
+            }
         }
     } else {
         throw InputError(fmt::format("{}: moment '{}' is {}, not F32 or BF16", file.path(), name, dtype_name(t.dtype)),
@@ -149,8 +152,21 @@ void load_model_weights(Model& model, const std::string& path) {
     read_tensors(SafetensorsReader(path), model.layout(), "", model.params().data());
 }
 
+namespace {
+
+// The moments must cover the model's whole layout: a view of a shard, or of nothing (a ZeRO-1
+// rank other than root), would read or write past its end.
+void check_covers_layout(const MomentSpans& mv, const Model& model) {
+    if (mv.size() != static_cast<size_t>(model.layout().total())) {
+        throw Error(fmt::format("checkpoint: {} moments for a layout of {}", mv.size(), model.layout().total()));
+    }
+}
+
+}  // namespace
+
 void save_checkpoint(const std::string& dir, const Model& model, const OptimizerMoments& moments,
                      const TrainingState& state, const std::string& config_toml) {
+    check_covers_layout(moments.moments, model);
     publish_directory(dir, [&](const std::string& tmp) {
         save_model_weights(model, tmp + "/model.safetensors");
         SafetensorsWriter opt;
@@ -186,6 +202,7 @@ void save_checkpoint(const std::string& dir, const Model& model, const Optimizer
 }
 
 void load_checkpoint(const std::string& dir, Model& model, OptimizerMoments& moments, TrainingState& state) {
+    check_covers_layout(moments.moments, model);
     load_model_weights(model, dir + "/model.safetensors");
     const SafetensorsReader opt(dir + "/optimizer.safetensors");
     const MomentSpans& mv = moments.moments;

@@ -22,10 +22,10 @@ inline float from_bf16(bf16 x) { return std::bit_cast<float>(static_cast<uint32_
 
 // Stochastic rounding: x's magnitude rounds up with probability equal to its distance from
 // the bf16 below it (in units of bf16's step), so the rounding error averages to zero. An
-// Adam moment stored in bf16 needs this: with β2 = 0.999 each step moves v by 0.1%, a quarter
-// of bf16's resolution, which rounding to nearest would drop every time. noise: 16 uniform
-// random bits (the upper 16 are ignored). NaN stays NaN; the largest floats may round to inf,
-// as their upper neighbour is.
+// Adam moment stored in bf16 needs this: with β2 = 0.999 each step moves v by 0.1% of its gap
+// to g², and once that is under half a bf16 step (0.2-0.4% of v) rounding to nearest drops it
+// every time. noise: 16 uniform random bits (the upper 16 are ignored). NaN stays NaN; the
+// largest floats may round to inf, as their upper neighbour is.
 inline bf16 to_bf16_stochastic(float x, uint32_t noise) {
     const uint32_t u = std::bit_cast<uint32_t>(x);
     const bool nan = (u & 0x7FFFFFFFu) > 0x7F800000u;

@@ -161,6 +161,9 @@ void Bert::forward_body(const int32_t* inputs, const int32_t* lengths) {
 }
 
 float Bert::forward_mlm(const int32_t* inputs, const int32_t* lengths, const int32_t* targets) {
+    // The promise is this forward's, even if it throws: a later forward must not inherit it.
+    const std::optional<float> expected_scale = std::exchange(expected_loss_scale_, std::nullopt);
+    head_grads_scale_.reset();
     if (cfg_.num_labels > 0) throw Error("Bert::forward_mlm on a model with a classification head");
     check_batch(inputs, lengths);
     const int64_t N = B_ * T_, H = cfg_.hidden, V = cfg_.vocab_size;
@@ -173,8 +176,6 @@ float Bert::forward_mlm(const int32_t* inputs, const int32_t* lengths, const int
             }
         }
     }
-    const std::optional<float> expected_scale = std::exchange(expected_loss_scale_, std::nullopt);
-    head_grads_scale_.reset();
     forward_body(inputs, lengths);
     // Only the rows with a target go through the head (all rows for logits): the transform is
     // per position, so gathering first is exact and saves most of the head's work.
@@ -210,6 +211,9 @@ float Bert::forward_mlm(const int32_t* inputs, const int32_t* lengths, const int
     }
     const LmHeadLossShape shape{.N = M, .C = H, .V = V, .Vp = cfg_.padded_vocab(), .chunk = lm_head_chunk(N, V),
                                 .rows = lm_head_rows(M, V)};
+    // (Rows go in blocks of lm_head_rows(M), never more than the lm_head_rows(N) the scratch
+    // was planned for.) With no masked row the one pass would write no word-embedding
+    // gradient at all, so that case keeps the plain path, whose backward writes zeros.
     if (expected_scale && M > 0) {
         // Training: the decoder's gradients in the same pass (lm_head_loss.h), for the
         // backward(*expected_scale) that is promised to follow.
@@ -248,6 +252,8 @@ float Bert::forward_mlm(const int32_t* inputs, const int32_t* lengths, const int
 }
 
 float Bert::forward_classify(const int32_t* inputs, const int32_t* lengths, const int32_t* labels) {
+    expected_loss_scale_.reset();  // the classifier's head is too small to gain from it
+    head_grads_scale_.reset();
     if (cfg_.num_labels == 0) throw Error("Bert::forward_classify on a model without a classification head");
     check_batch(inputs, lengths);
     const int64_t B = B_, T = T_, H = cfg_.hidden, L = cfg_.num_labels;
@@ -259,8 +265,6 @@ float Bert::forward_classify(const int32_t* inputs, const int32_t* lengths, cons
             }
         }
     }
-    expected_loss_scale_.reset();  // the classifier's head is too small to gain from it
-    head_grads_scale_.reset();
     forward_body(inputs, lengths);
     // The pooler reads each sequence's first position ([CLS]). B rows: fp32 is cheap here.
     const float* h = hidden();

@@ -211,13 +211,14 @@ void Gpt2::forward_body(const int32_t* inputs) {
 }
 
 float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
+    // The promise is this forward's, even if it throws: a later forward must not inherit it.
+    const std::optional<float> expected_scale = std::exchange(expected_loss_scale_, std::nullopt);
+    head_grads_scale_.reset();
     if (B_ == 0) throw Error("Gpt2::forward before plan()");
     check_tokens(inputs, false, "input");
     if (targets != nullptr) check_tokens(targets, true, "target");
     const int64_t N = B_ * T_, C = cfg_.n_embd;
     const int64_t Vp = cfg_.padded_vocab();
-    const std::optional<float> expected_scale = std::exchange(expected_loss_scale_, std::nullopt);
-    head_grads_scale_.reset();
     forward_body(inputs);
     targets_ = targets;
     if (targets == nullptr) {
@@ -311,6 +312,8 @@ void Gpt2::scatter_head_dx() {
 }
 
 float Gpt2::forward_classify(const int32_t* inputs, const int32_t* lengths, const int32_t* labels) {
+    expected_loss_scale_.reset();  // the classifier's head is too small to gain from it
+    head_grads_scale_.reset();
     if (cfg_.num_labels == 0) throw Error("Gpt2::forward_classify on a model without a classification head");
     if (B_ == 0) throw Error("Gpt2::forward before plan()");
     check_tokens(inputs, false, "input");
@@ -324,8 +327,6 @@ float Gpt2::forward_classify(const int32_t* inputs, const int32_t* lengths, cons
                              "labels are class indices below model.num_labels");
         }
     }
-    expected_loss_scale_.reset();  // the classifier's head is too small to gain from it
-    head_grads_scale_.reset();
     forward_body(inputs);
     // Pool: each sequence's hidden state at its position `last` (after ln_f), in fp32.
     for (int64_t b = 0; b < B; b++) {

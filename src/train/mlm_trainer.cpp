@@ -122,12 +122,13 @@ MlmSummary train_mlm(const TrainOptions& opts) {
         const MlmBatch batch = make_mlm_batch(train_pieces, idx, T, sp, ordinary, {}, masking);
         model.plan(batch.B, batch.T);
         model.zero_grad();
-        model.expect_backward(1.0f / static_cast<float>(world));  // the decoder's gradients in forward
+        const float loss_scale = 1.0f / static_cast<float>(world);  // the mean over ranks
+        model.expect_backward(loss_scale);  // the decoder's gradients in forward
         const double loss = model.forward_mlm(batch.inputs.data(), batch.lengths.data(), batch.targets.data());
         if (!std::isfinite(loss)) throw Error(fmt::format("step {}: the loss is {}", step, loss), "lower optim.lr");
         window.add(model, loss);
         dp.before_backward(true);
-        model.backward(1.0f / static_cast<float>(world));
+        model.backward(loss_scale);
         dp.step(static_cast<float>(schedule.at(step)), cfg.optim.grad_clip);
 
         const bool last = step + 1 == steps;

@@ -237,7 +237,7 @@ TrainSummary train(const TrainOptions& opts) {
         if (best) state.best_val_loss = last_val;
         const DataParallel::MomentsToSave moments = dp.moments_for_save(0);  // collective
         if (lead) {
-            const std::string dir = store.save(model, moments.moments, state, config_toml, best);
+            const std::string dir = store.save(model, moments.moments(), state, config_toml, best);
             log::info("step {:>6}: checkpoint {}{}", step, dir, best ? " (best)" : "");
         }
         comm->barrier();

@@ -66,11 +66,11 @@ void read_moment(const SafetensorsReader& file, const ParamSpec& s, const std::s
     const auto n = static_cast<size_t>(s.numel), padded = static_cast<size_t>(s.reserved);
     if (t.dtype == Dtype::F32) {
         if (f32 != nullptr) {
-            read_tensor(file, s, prefix, f32);
-            return;
+            file.read(name, std::span<float>(f32 + s.offset, n));
+        } else {
+            const std::vector<float> wide = file.read_f32(name);
+            kernels::to_bf16(b16 + s.offset, wide.data(), s.numel);
         }
-        const std::vector<float> wide = file.read_f32(name);
-        kernels::to_bf16(b16 + s.offset, wide.data(), s.numel);
     } else if (t.dtype == Dtype::BF16) {
         const std::byte* bytes = file.raw(name).data();  // maybe unaligned: memcpy, not casts
         if (b16 != nullptr) {

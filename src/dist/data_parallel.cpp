@@ -82,19 +82,11 @@ DataParallel::MomentsToSave DataParallel::moments_for_save(int root) {
 }
 
 OptimizerMoments DataParallel::moments_for_load() {
-    if (opts_.zero_stage != 1) return {adam_->moments(), 0};
-    const MomentSpans shard = adam_->moments();
-    full_ = Moments(shard.precision, static_cast<size_t>(model_.params().size()));
-    return {full_.spans(), 0};
+    // Under ZeRO-1 the optimizer's moments are this rank's shard, from adam_->begin() on.
+    return {adam_->moments(), 0, adam_->begin()};
 }
 
-void DataParallel::adopt_loaded(const OptimizerMoments& loaded) {
-    adam_->set_steps_taken(loaded.steps);
-    if (opts_.zero_stage != 1) return;  // loaded in place already
-    const MomentSpans shard = adam_->moments();
-    copy_moments(loaded.moments.subspan(static_cast<size_t>(adam_->begin()), shard.size()), shard);
-    full_ = Moments();  // the whole-layout copy is no longer needed
-}
+void DataParallel::adopt_loaded(const OptimizerMoments& loaded) { adam_->set_steps_taken(loaded.steps); }
 
 int64_t DataParallel::moment_bytes() const {
     return static_cast<int64_t>(adam_->moment_bytes() + shard_grads_.size() * sizeof(float));

@@ -53,8 +53,9 @@ public:
         OptimizerMoments view_;
     };
     MomentsToSave moments_for_save(int root);
-    // Whole-layout buffers to load a checkpoint's moments into, then adopt_loaded() keeps
-    // this rank's part.
+    // Where a checkpoint's moments load: the optimizer's own, which under ZeRO-1 are this
+    // rank's shard only (no rank holds the whole layout while loading). adopt_loaded() then
+    // takes the loaded step count.
     OptimizerMoments moments_for_load();
     void adopt_loaded(const OptimizerMoments& loaded);
 
@@ -71,7 +72,6 @@ private:
     std::unique_ptr<AdamW> adam_;
     std::unique_ptr<GradSync> sync_;
     AlignedBuffer<float> shard_grads_;     // ZeRO-1: this rank's summed gradients
-    Moments full_;                      // ZeRO-1: a checkpoint's whole-layout moments while loading
     double comm_seconds_ = 0;
 };
 

@@ -58,36 +58,45 @@ void read_tensor(const SafetensorsReader& file, const ParamSpec& s, const std::s
     std::fill(dst + s.offset + s.numel, dst + s.offset + s.reserved, 0.0f);  // padding rows
 }
 
-// One moment tensor into fp32 or bf16 storage, whichever the file holds: a run may resume in
-// the other moment precision (to bf16: rounded to nearest).
-void read_moment(const SafetensorsReader& file, const ParamSpec& s, const std::string& prefix, float* f32, bf16* b16) {
+// The elements [lo, hi) of the layout, which lie in the moment tensor `s`, into fp32 or bf16
+// storage at `f32`/`b16` (one of them null), whichever precision the file holds: a run may
+// resume in the other moment precision (to bf16: rounded to nearest). The padding rows past
+// the tensor's elements are zero.
+void read_moment(const SafetensorsReader& file, const ParamSpec& s, const std::string& prefix, int64_t lo,
+                 int64_t hi, float* f32, bf16* b16) {
     const TensorInfo& t = checked_info(file, s, prefix);
-    const std::string name = prefix + s.name;
-    const auto n = static_cast<size_t>(s.numel), padded = static_cast<size_t>(s.reserved);
-    if (t.dtype == Dtype::F32) {
-        if (f32 != nullptr) {
-            file.read(name, std::span<float>(f32 + s.offset, n));
-        } else {
-            const std::vector<float> wide = file.read_f32(name);
-            kernels::to_bf16(b16 + s.offset, wide.data(), s.numel);
-        }
-    } else if (t.dtype == Dtype::BF16) {
-        const std::byte* bytes = file.raw(name).data();  // maybe unaligned: memcpy, not casts
-        if (b16 != nullptr) {
-            if (n > 0) std::memcpy(b16 + s.offset, bytes, n * sizeof(bf16));
+    if (t.dtype != Dtype::F32 && t.dtype != Dtype::BF16) {
+        throw InputError(fmt::format("{}: moment '{}{}' is {}, not F32 or BF16", file.path(), prefix, s.name,
+                                     dtype_name(t.dtype)),
+                         "the checkpoint is damaged");
+    }
+    const int64_t stored_end = std::max(lo, std::min(hi, s.offset + s.numel));  // past it: padding
+    const auto n = static_cast<size_t>(stored_end - lo);
+    if (n > 0) {
+        // The file's bytes may be unaligned for their type: memcpy, not casts.
+        const std::byte* from =
+            file.raw(prefix + s.name).data() + static_cast<size_t>(lo - s.offset) * dtype_size(t.dtype);
+        if (t.dtype == Dtype::F32 && f32 != nullptr) {
+            std::memcpy(f32, from, n * sizeof(float));
+        } else if (t.dtype == Dtype::BF16 && b16 != nullptr) {
+            std::memcpy(b16, from, n * sizeof(bf16));
+        } else if (t.dtype == Dtype::F32) {
+            for (size_t i = 0; i < n; i++) {
+                float x;
+                std::memcpy(&x, from + i * sizeof x, sizeof x);
+                b16[i] = to_bf16(x);
+            }
         } else {
             for (size_t i = 0; i < n; i++) {
                 bf16 x;
-                std::memcpy(&x, bytes + i * sizeof(bf16), sizeof(bf16));
-                f32[s.offset + i] = from_bf16(x);
+                std::memcpy(&x, from + i * sizeof x, sizeof x);
+                f32[i] = from_bf16(x);
             }
         }
-    } else {
-        throw InputError(fmt::format("{}: moment '{}' is {}, not F32 or BF16", file.path(), name, dtype_name(t.dtype)),
-                         "the checkpoint is damaged");
     }
-    if (f32 != nullptr) std::fill(f32 + s.offset + n, f32 + s.offset + padded, 0.0f);
-    if (b16 != nullptr) std::fill(b16 + s.offset + n, b16 + s.offset + padded, bf16{0});
+    const int64_t padding_from = stored_end - lo;
+    if (f32 != nullptr) std::fill(f32 + padding_from, f32 + (hi - lo), 0.0f);
+    if (b16 != nullptr) std::fill(b16 + padding_from, b16 + (hi - lo), bf16{0});
 }
 
 // Every tensor of the layout.
@@ -154,11 +163,13 @@ void load_model_weights(Model& model, const std::string& path) {
 
 namespace {
 
-// The moments must cover the model's whole layout: a view of a shard, or of nothing (a ZeRO-1
-// rank other than root), would read or write past its end.
-void check_covers_layout(const MomentSpans& mv, const Model& model) {
-    if (mv.size() != static_cast<size_t>(model.layout().total())) {
-        throw Error(fmt::format("checkpoint: {} moments for a layout of {}", mv.size(), model.layout().total()));
+// A checkpoint's moments must cover the model's whole layout: a view of a shard, or of
+// nothing (a ZeRO-1 rank other than root), would be read past its end.
+void check_covers_layout(const OptimizerMoments& moments, const Model& model) {
+    const size_t n = moments.moments.size();
+    if (moments.first != 0 || n != static_cast<size_t>(model.layout().total())) {
+        throw Error(fmt::format("checkpoint: {} moments from element {} for a layout of {}", n, moments.first,
+                                model.layout().total()));
     }
 }
 
@@ -166,7 +177,7 @@ void check_covers_layout(const MomentSpans& mv, const Model& model) {
 
 void save_checkpoint(const std::string& dir, const Model& model, const OptimizerMoments& moments,
                      const TrainingState& state, const std::string& config_toml) {
-    check_covers_layout(moments.moments, model);
+    check_covers_layout(moments, model);
     publish_directory(dir, [&](const std::string& tmp) {
         save_model_weights(model, tmp + "/model.safetensors");
         SafetensorsWriter opt;
@@ -202,13 +213,21 @@ void save_checkpoint(const std::string& dir, const Model& model, const Optimizer
 }
 
 void load_checkpoint(const std::string& dir, Model& model, OptimizerMoments& moments, TrainingState& state) {
-    check_covers_layout(moments.moments, model);
+    const MomentSpans& mv = moments.moments;
+    const int64_t first = moments.first, end = first + static_cast<int64_t>(mv.size());
+    if (first < 0 || end > model.layout().total()) {
+        throw Error(fmt::format("checkpoint: moments for elements [{}, {}) of a layout of {}", first, end,
+                                model.layout().total()));
+    }
     load_model_weights(model, dir + "/model.safetensors");
     const SafetensorsReader opt(dir + "/optimizer.safetensors");
-    const MomentSpans& mv = moments.moments;
     for (const ParamSpec& s : model.layout().specs()) {
-        read_moment(opt, s, "m/", mv.m.data(), mv.m_bf16.data());
-        read_moment(opt, s, "v/", mv.v.data(), mv.v_bf16.data());
+        // Every tensor is checked; only the part that lies in [first, end) is read.
+        const int64_t lo = std::clamp(s.offset, first, end), hi = std::clamp(s.offset + s.reserved, first, end);
+        const size_t at = static_cast<size_t>(lo - first);
+        const bool wide = mv.precision == MomentPrecision::F32;
+        read_moment(opt, s, "m/", lo, hi, wide ? mv.m.data() + at : nullptr, wide ? nullptr : mv.m_bf16.data() + at);
+        read_moment(opt, s, "v/", lo, hi, wide ? mv.v.data() + at : nullptr, wide ? nullptr : mv.v_bf16.data() + at);
     }
     const MappedFile file(dir + "/state.json");
     try {

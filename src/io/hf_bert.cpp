@@ -121,7 +121,10 @@ void save_hf_bert(const Bert& model, const std::string& dir) {
                    {"torch_dtype", "float32"}};
     if (c.num_labels > 0) add_hf_label_maps(config, c.num_labels);
     SafetensorsWriter w;
-    for (const ParamSpec& s : model.layout().specs()) w.add(s.name, Dtype::F32, s.shape, model.params().data() + s.offset);
+    for (const ParamSpec& s : model.layout().specs()) {
+        // A view, not a copy: the model outlives the write.
+        w.add_view(s.name, Dtype::F32, s.shape, model.params().data() + s.offset);
+    }
     w.add_metadata("format", "pt");
     publish_directory(dir, [&](const std::string& tmp) {
         write_text_atomic(tmp + "/config.json", config.dump(2) + "\n");

@@ -126,7 +126,8 @@ bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* to
     }
     SafetensorsWriter w;
     for (const ParamSpec& s : model.layout().specs()) {
-        w.add(hf_name(s.name, kPrefix), Dtype::F32, s.shape, model.params().data() + s.offset);
+        // A view, not a copy: the model outlives the write.
+        w.add_view(hf_name(s.name, kPrefix), Dtype::F32, s.shape, model.params().data() + s.offset);
     }
     w.add_metadata("format", "pt");
     bool with_tokenizer = false;

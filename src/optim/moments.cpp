@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 
 #include "core/error.h"
 
@@ -33,16 +32,5 @@ Moments::Moments(MomentPrecision precision, size_t n) : precision_(precision), s
 }
 
 MomentSpans Moments::spans() { return {precision_, m_.span(), v_.span(), m_bf16_.span(), v_bf16_.span()}; }
-
-void copy_moments(const MomentSpans& src, const MomentSpans& dst) {
-    if (src.precision != dst.precision || src.size() != dst.size()) {
-        throw Error(fmt::format("copy_moments: {} {} moments into {} {}", src.size(), moment_precision_name(src.precision),
-                                dst.size(), moment_precision_name(dst.precision)));
-    }
-    std::copy(src.m.begin(), src.m.end(), dst.m.begin());
-    std::copy(src.v.begin(), src.v.end(), dst.v.begin());
-    std::copy(src.m_bf16.begin(), src.m_bf16.end(), dst.m_bf16.begin());
-    std::copy(src.v_bf16.begin(), src.v_bf16.end(), dst.v_bf16.begin());
-}
 
 }  // namespace lmforge

@@ -45,7 +45,4 @@ private:
     AlignedBuffer<bf16> m_bf16_, v_bf16_;
 };
 
-// dst = src; precisions and sizes must agree.
-void copy_moments(const MomentSpans& src, const MomentSpans& dst);
-
 }  // namespace lmforge

@@ -1,6 +1,7 @@
 // Data parallelism with real MPI processes (mpirun -np 2 --oversubscribe): two ranks with
 // micro-batch B train as one rank with 2B — plain, with gradient accumulation, with ZeRO-1,
-// without overlap; a checkpoint from 2 ranks resumes on 1 (also with bf16 moments, sharded);
+// without overlap; a checkpoint from 2 ranks resumes on 1 (also with bf16 moments, sharded),
+// and one from 1 resumes on 2 ZeRO-1 ranks, each loading its shard;
 // and when a rank is killed, the others stop within a minute and the run resumes from its
 // last checkpoint.
 #include <gtest/gtest.h>
@@ -144,6 +145,21 @@ TEST_F(DataParallelRun, ACheckpointFromTwoRanksWithZero1ResumesOnOne) {
     const auto resumed = run_lmforge("train " + cfg + " --set train.batch_size=8 --set optim.zero_stage=0");
     ASSERT_EQ(resumed.status, 0) << resumed.err;
     EXPECT_NE(resumed.err.find("resuming from"), std::string::npos);
+    expect_same_training("one", "moved", 10);
+}
+
+TEST_F(DataParallelRun, ACheckpointFromOneProcessResumesOnTwoRanksWithZero1) {
+    // Each ZeRO-1 rank reads only its shard of the checkpoint's moments (cut inside tensors)
+    // and must go on as the one process would have.
+    ASSERT_EQ(run_lmforge("train " + config("one", 8, 256, 10, 0)).status, 0);
+    const std::string cfg = config("moved", 8, 256, 10, 0, true, 5);
+    ASSERT_EQ(run_lmforge("train " + cfg).status, 0);
+    fs::remove_all(path("runs/moved/checkpoints/step_000010"));
+    write("runs/moved/latest", "step_000005\n");
+    const auto resumed = mpirun(2, "train " + cfg + " --set train.batch_size=4 --set optim.zero_stage=1");
+    ASSERT_EQ(resumed.status, 0) << resumed.err;
+    EXPECT_NE(resumed.err.find("resuming from"), std::string::npos) << resumed.err;
+    EXPECT_NE(resumed.err.find("ZeRO-1"), std::string::npos) << resumed.err;
     expect_same_training("one", "moved", 10);
 }
 

@@ -70,6 +70,27 @@ inline pid_t spawn_lmforge(const std::vector<std::string>& args, const std::stri
     return pid;
 }
 
+// Starts `mpirun -np <np> lmforge <args>` in the background (output to log_path); returns
+// mpirun's pid (the shell execs it), so that signals and wait_for reach mpirun itself.
+inline pid_t spawn_lmforge_mpi(int np, const std::string& args, const std::string& log_path) {
+    const std::string cmd = "exec env " + kMpirun + std::to_string(np) + " " + LMFORGE_BINARY + " " + args + " >" +
+                            log_path + " 2>&1";
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    return pid;
+}
+
+// Training steps a run's metrics.jsonl holds so far (its writer may be midway through a line).
+inline int trained_steps(const std::string& metrics_path) {
+    const std::string text = slurp(metrics_path);
+    int n = 0;
+    for (size_t at = text.find("\"loss\""); at != std::string::npos; at = text.find("\"loss\"", at + 1)) n++;
+    return n;
+}
+
 // Waits for pid; returns its exit status, or -signal if a signal ended it.
 inline int wait_for(pid_t pid) {
     int raw = 0;

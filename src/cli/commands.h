@@ -6,6 +6,12 @@
 
 namespace lmforge::cli {
 
+// Thrown by a command that stopped on request before its end, after saying so: main prints
+// nothing more and returns `status`.
+struct Stopped {
+    int status;
+};
+
 void add_bench_command(CLI::App& app);
 void add_data_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);

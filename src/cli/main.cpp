@@ -1,5 +1,6 @@
 // lmforge's entry point: parse the subcommand, run it, and turn every failure into one line
-// on stderr and an exit status: 2 for the user's input (flags, configs, files), 1 otherwise.
+// on stderr and an exit status: 2 for the user's input (flags, configs, files), 1 otherwise;
+// a run stopped by a signal's request returns 128 + the signal, as a shell reports it.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -56,6 +57,8 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         return fail(2, e.what());
+    } catch (const lmforge::cli::Stopped& s) {
+        return s.status;
     } catch (const lmforge::InputError& e) {
         return fail(2, e.one_line());
     } catch (const lmforge::Error& e) {

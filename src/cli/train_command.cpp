@@ -8,6 +8,7 @@
 #include "train/classify_trainer.h"
 #include "train/mlm_trainer.h"
 #include "train/sft_trainer.h"
+#include "train/stop_request.h"
 #include "train/trainer.h"
 
 namespace lmforge::cli {
@@ -55,6 +56,16 @@ void add_train_command(CLI::App& app) {
             return;
         }
         const TrainSummary s = train(opts);
+        if (s.stopped_by != 0) {
+            if (s.rank == 0) {
+                fmt::print("stopped {} at step {} by {}: checkpoint {}; the same command goes on from there\n",
+                           s.run_dir, s.steps, signal_name(s.stopped_by), s.checkpoint);
+                for (const std::string& p : s.plots) fmt::print("plot: {}\n", p);
+            }
+            // 128 + the signal, as a shell reports a process its signal ended. From rank 0 only:
+            // mpirun aborts the job when a process exits non-zero, which could cut rank 0's report.
+            throw Stopped{s.rank == 0 ? 128 + s.stopped_by : 0};
+        }
         if (s.rank != 0) return;  // rank 0 reports for the run
         if (s.start_step >= s.steps) {
             fmt::print("{} is complete at step {} (raise train.max_steps to go on): val loss {:.4f} (perplexity {:.2f})\n",

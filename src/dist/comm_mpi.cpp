@@ -47,10 +47,12 @@ std::vector<int> as_int(const std::vector<int64_t>& counts) {
     return {counts.begin(), counts.end()};
 }
 
-// mpirun terminates the other processes when one fails: say so, in one line, and stop.
+// mpirun terminates the processes when one fails, and when it is interrupted itself (Ctrl-C,
+// SIGTERM): say so, in one line, and stop.
 void on_terminate(int) {
     static const char kMessage[] =
-        "lmforge: error: terminated: another process of the run failed (mpirun reports which above)\n";
+        "lmforge: error: terminated by mpirun: another process of the run failed, or mpirun was interrupted "
+        "(its report says which; kill -USR1 to mpirun stops a run with a checkpoint)\n";
     [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
     ::_exit(1);
 }

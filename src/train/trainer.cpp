@@ -34,6 +34,7 @@
 #include "train/model_setup.h"
 #include "train/plot.h"
 #include "train/sampler.h"
+#include "train/stop_request.h"
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge {
@@ -236,11 +237,13 @@ TrainSummary train(const TrainOptions& opts) {
         const bool best = last_val_step == step && last_val < state.best_val_loss;
         if (best) state.best_val_loss = last_val;
         const DataParallel::MomentsToSave moments = dp.moments_for_save(0);  // collective
+        std::string dir;
         if (lead) {
-            const std::string dir = store.save(model, moments.moments(), state, config_toml, best);
+            dir = store.save(model, moments.moments(), state, config_toml, best);
             log::info("step {:>6}: checkpoint {}{}", step, dir, best ? " (best)" : "");
         }
         comm->barrier();
+        return dir;
     };
     const auto show_sample = [&](int64_t step) -> std::string {
         const int32_t start = tokenizer && tokenizer->eot_id() ? *tokenizer->eot_id() : 0;
@@ -269,7 +272,13 @@ TrainSummary train(const TrainOptions& opts) {
     }
     double tokens_this_session = 0, train_seconds_this_session = 0;
     double data_s = 0, fwd_s = 0, bwd_s = 0, opt_s = 0, comm_s = 0;
-    for (int64_t step = state.step; step < cfg.train.max_steps; step++) {
+    // Ctrl-C and the like stop the loop between steps; every rank stops after the same one.
+    auto stop = std::make_unique<StopRequest>(comm->name() == "mpi");
+    const auto stop_agreed = [&]() -> int {
+        return world > 1 ? static_cast<int>(comm->allreduce_max(static_cast<double>(stop->signal()))) : stop->signal();
+    };
+    int64_t end_step = cfg.train.max_steps;  // a stop request makes it sooner
+    for (int64_t step = state.step; step < end_step; step++) {
         const double lr = schedule.at(step);
         if (cfg.eval.every > 0 && step % cfg.eval.every == 0) run_eval(step);
         if (cfg.checkpoint.every > 0 && step % cfg.checkpoint.every == 0 && step > summary.start_step) save(step);
@@ -324,20 +333,34 @@ TrainSummary train(const TrainOptions& opts) {
         }
         if (bar) bar->update(static_cast<double>(step + 1), fmt::format("loss {:.3f}", loss));
         summary.train_loss = loss;
+        if (const int sig = stop_agreed(); sig != 0 && step + 1 < end_step) {
+            summary.stopped_by = sig;
+            end_step = step + 1;
+        }
     }
+    stop.reset();  // from here on, signals act as usual
     state.train_seconds += train_seconds_this_session;
-    // The end: a last evaluation and checkpoint, the plots, the samples.
-    run_eval(cfg.train.max_steps);
-    if (summary.start_step < cfg.train.max_steps || !latest) save(cfg.train.max_steps);
+    summary.steps = end_step;
+    if (summary.stopped_by != 0) {
+        // Only a checkpoint, so that the run resumes exactly where it stopped.
+        summary.checkpoint = save(end_step);
+        log::info("step {:>6}: stopped by {}; the same command resumes the run", end_step,
+                  signal_name(summary.stopped_by));
+    } else {
+        // The end: a last evaluation and checkpoint, the plots, the samples.
+        run_eval(end_step);
+        if (summary.start_step < end_step || !latest) save(end_step);
+    }
     if (bar) {
         bar->finish();
         log::set_stderr_sink({});
     }
-    summary.steps = cfg.train.max_steps;
     summary.val_loss = last_val;
     summary.val_perplexity = std::exp(last_val);
     if (lead && cfg.log.plots) summary.plots = write_loss_plots(run);
-    for (int64_t i = 0; lead && i < cfg.sample.count; i++) summary.samples.push_back(show_sample(-1));
+    for (int64_t i = 0; lead && summary.stopped_by == 0 && i < cfg.sample.count; i++) {
+        summary.samples.push_back(show_sample(-1));
+    }
     summary.rank = rank;
     summary.seconds = session.seconds();
     summary.tokens_per_s = train_seconds_this_session > 0 ? tokens_this_session / train_seconds_this_session : 0;

@@ -26,6 +26,8 @@ struct TrainSummary {
     std::vector<std::string> plots;
     std::vector<std::string> samples;
     int rank = 0;  // of this process: only rank 0 reports
+    int stopped_by = 0;  // the signal that stopped the run at `steps`, before max_steps (0: none)
+    std::string checkpoint;  // where a stopped run resumes from
 };
 
 TrainSummary train(const TrainOptions& opts);

@@ -1,5 +1,5 @@
 // lmforge train end to end, on a small character-level corpus made here: exact resume after
-// kill -9 (also mid-save), the run directory's outputs (metrics, plots, TensorBoard events),
+// kill -9 (also mid-save) and after Ctrl-C's stop at a step, the run directory's outputs (metrics, plots, TensorBoard events),
 // and bad input (config types, missing data, another model's checkpoint, an unwritable run
 // directory, a disk that fills during a checkpoint).
 #include <gtest/gtest.h>
@@ -169,6 +169,48 @@ TEST_F(TrainRun, AKillInTheMiddleOfASaveLeavesThePreviousCheckpointLoadable) {
     EXPECT_NE(resumed.err.find("resuming from " + path("runs/midsave/checkpoints/step_000010")), std::string::npos);
     for (const auto& e : fs::directory_iterator(path("runs/midsave/checkpoints"))) {
         EXPECT_EQ(e.path().filename().string().find(".step_"), std::string::npos) << "left behind: " << e.path();
+    }
+}
+
+TEST_F(TrainRun, CtrlCStopsAfterAStepWithACheckpointAndTheSameCommandGoesOnBitForBit) {
+    // A constant rate after warm-up: max_steps does not shape the schedule, so the stopped run
+    // can be given an end 10 steps past wherever the signal met it, and compared with a
+    // straight run of as many steps.
+    const std::string cfg = config("stopped", 1000000, 0) + " --set optim.schedule=constant";
+    const pid_t pid = test::spawn_lmforge({"train", path("stopped.toml"), "--set", "optim.schedule=constant"},
+                                          path("stopped.log"));
+    // Three steps done: the request is heard from before the first step on.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (test::trained_steps(path("runs/stopped/metrics.jsonl")) < 3 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill(pid, SIGINT);
+    EXPECT_EQ(test::wait_for(pid), 128 + SIGINT);  // as a shell reports Ctrl-C
+    const std::string log = test::slurp(path("stopped.log"));
+    const std::string latest = test::slurp(path("runs/stopped/latest"));
+    ASSERT_EQ(latest.substr(0, 5), "step_") << log;
+    const int k = std::stoi(latest.substr(5));
+    EXPECT_GE(k, 3) << log;
+    EXPECT_NE(log.find("stopped " + path("runs/stopped") + " at step " + std::to_string(k) + " by SIGINT"),
+              std::string::npos) << log;
+    EXPECT_EQ(losses("stopped").size(), static_cast<size_t>(k)) << "the steps before the stop, each once";
+
+    const std::string end = " --set train.max_steps=" + std::to_string(k + 10);
+    const auto resumed = run_lmforge("train " + cfg + end);
+    ASSERT_EQ(resumed.status, 0) << resumed.err;
+    EXPECT_NE(resumed.err.find("resuming from " + path("runs/stopped/checkpoints/" + latest.substr(0, 11))),
+              std::string::npos) << resumed.err;
+    const auto straight = run_lmforge("train " + config("straight", k + 10, 0) + " --set optim.schedule=constant");
+    ASSERT_EQ(straight.status, 0) << straight.err;
+    const auto a = losses("straight"), b = losses("stopped");
+    ASSERT_EQ(a.size(), static_cast<size_t>(k + 10));
+    ASSERT_EQ(b.size(), a.size());
+    for (const auto& [step, loss] : a) EXPECT_EQ(b.at(step), loss) << "step " << step;  // bitwise
+    char last[64];
+    std::snprintf(last, sizeof(last), "/checkpoints/step_%06d/", k + 10);
+    for (const char* f : {"model.safetensors", "optimizer.safetensors"}) {
+        EXPECT_EQ(test::slurp(path(std::string("runs/straight") + last + f)),
+                  test::slurp(path(std::string("runs/stopped") + last + f))) << f;
     }
 }
 

@@ -1,9 +1,9 @@
 // Data parallelism with real MPI processes (mpirun -np 2 --oversubscribe): two ranks with
 // micro-batch B train as one rank with 2B — plain, with gradient accumulation, with ZeRO-1,
 // without overlap; a checkpoint from 2 ranks resumes on 1 (also with bf16 moments, sharded),
-// and one from 1 resumes on 2 ZeRO-1 ranks, each loading its shard;
-// and when a rank is killed, the others stop within a minute and the run resumes from its
-// last checkpoint.
+// and one from 1 resumes on 2 ZeRO-1 ranks, each loading its shard; SIGUSR1 to mpirun stops
+// every rank after the same step with a checkpoint to go on from; and when a rank is killed,
+// the others stop within a minute and the run resumes from its last checkpoint.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -181,6 +181,35 @@ TEST_F(DataParallelRun, Bf16MomentsShardedOverTwoRanksCheckpointAndResumeOnOne) 
     ASSERT_EQ(resumed.status, 0) << resumed.err;
     // A last-bit difference in a summed gradient can tip a moment's rounding by one bf16 step.
     expect_same_training("one", "moved", 10, 1e-4, 1e-3);
+}
+
+TEST_F(DataParallelRun, SigusrToMpirunStopsEveryRankAfterTheSameStepAndTheRunGoesOn) {
+    // mpirun forwards SIGUSR1 to both ranks, which agree on the step to stop after, save one
+    // checkpoint and exit; the same command then goes on as one process of twice the batch
+    // would have trained. A constant rate: max_steps does not shape the schedule.
+    const std::string constant = " --set optim.schedule=constant";
+    const std::string cfg = config("stopped", 4, 256, 100000, 1);
+    const pid_t mpirun_pid = test::spawn_lmforge_mpi(2, "train " + cfg + constant, path("mpirun.log"));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (test::trained_steps(path("runs/stopped/metrics.jsonl")) < 3 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill(mpirun_pid, SIGUSR1);
+    EXPECT_EQ(test::wait_for(mpirun_pid), 128 + SIGUSR1);  // rank 0's status, passed on by mpirun
+    const std::string log = test::slurp(path("mpirun.log"));
+    const std::string latest = test::slurp(path("runs/stopped/latest"));
+    ASSERT_EQ(latest.substr(0, 5), "step_") << log;
+    const int k = std::stoi(latest.substr(5));
+    EXPECT_GE(k, 3) << log;
+    EXPECT_NE(log.find("at step " + std::to_string(k) + " by SIGUSR1"), std::string::npos) << log;
+    EXPECT_EQ(losses("stopped").size(), static_cast<size_t>(k));
+
+    const std::string end = " --set train.max_steps=" + std::to_string(k + 5);
+    const auto resumed = mpirun(2, "train " + cfg + constant + end);
+    ASSERT_EQ(resumed.status, 0) << resumed.err;
+    EXPECT_NE(resumed.err.find("resuming from"), std::string::npos) << resumed.err;
+    ASSERT_EQ(run_lmforge("train " + config("one", 8, 256, k + 5, 0) + constant).status, 0);
+    expect_same_training("one", "stopped", k + 5);
 }
 
 TEST_F(DataParallelRun, AKilledRankStopsTheOthersAndTheRunResumes) {

@@ -1,0 +1,24 @@
+// A request to stop training at the next step boundary and save a checkpoint there, made by a
+// signal: SIGINT (Ctrl-C), SIGTERM (a batch scheduler's notice before it kills) or SIGUSR1.
+// Under mpirun only SIGUSR1, which mpirun forwards to every process; SIGINT and SIGTERM it
+// answers by terminating the job itself (dist/comm_mpi.cpp says so). A second signal of the
+// same kind ends the process at once, as if nothing were installed: a step can be long.
+#pragma once
+
+namespace lmforge {
+
+class StopRequest {
+public:
+    // Installs the handlers until destruction (then the previous ones are back).
+    explicit StopRequest(bool under_mpirun);
+    ~StopRequest();
+    StopRequest(const StopRequest&) = delete;
+    StopRequest& operator=(const StopRequest&) = delete;
+
+    int signal() const;  // the signal received, 0 if none
+};
+
+// "SIGINT", "SIGTERM", "SIGUSR1", or "a signal".
+const char* signal_name(int sig);
+
+}  // namespace lmforge

@@ -37,6 +37,9 @@ public:
     virtual void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
                           const float* bias = nullptr) = 0;
     virtual std::string_view name() const = 0;
+    // Whether run_bf16 multiplies in bf16 on this CPU (rather than widening to fp32 first):
+    // kernels that choose between doing less work and running bigger GEMMs ask.
+    virtual bool native_bf16() const { return false; }
 };
 
 enum class GemmKind { Onednn, Naive };

@@ -26,6 +26,7 @@ public:
     void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
                   const float* bias) override;
     std::string_view name() const override { return "onednn"; }
+    bool native_bf16() const override { return native_bf16_; }
 
 private:
     using Key = std::tuple<int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t, int64_t,

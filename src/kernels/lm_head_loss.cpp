@@ -6,6 +6,9 @@
 #include <limits>
 #include <type_traits>
 
+#include <fmt/format.h>
+
+#include "core/error.h"
 #include "kernels/bf16.h"
 #include "kernels/fast_math.h"
 #include "kernels/matmul.h"
@@ -57,6 +60,11 @@ void row_dlogits(float* row, In* drow, int64_t c0, int64_t nc, int64_t t, float 
     if (here) drow[t - c0] = float_to<In>(at_target);
 }
 
+// A shape's chunk or row block must be positive, or the loops over them never end.
+void check_blocks(int64_t size, const char* what) {
+    if (size <= 0) throw Error(fmt::format("LM head: {} = {} must be positive", what, size));
+}
+
 }  // namespace
 
 int64_t lm_head_chunk(int64_t N, int64_t V) {
@@ -68,6 +76,7 @@ template <class In>
 void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, const In* x,
                           const In* wte, const float* bias, const int32_t* targets, float* logits_chunk,
                           float* target_logit, float* row_max) {
+    check_blocks(s.chunk, "chunk");
     // Running per row: the maximum (in lse), the sum of exp(logit - maximum) (in losses) and
     // the target's logit.
     std::fill_n(lse, s.N, -std::numeric_limits<float>::infinity());
@@ -104,11 +113,30 @@ int64_t lm_head_rows(int64_t N, int64_t V) {
     return std::max(std::min(budget, (N + 1) / 2), std::min<int64_t>(64, std::max<int64_t>(N, 1)));
 }
 
+// With bf16 GEMMs that run natively, the two chunked passes beat the one pass despite their
+// extra logits GEMM: their GEMMs are square-ish (N x chunk) where the one pass's weight
+// gradient sums only s.rows deep and rereads all of dwte (fp32) once per block. Config B's
+// head on 2 threads (AMX): 249 against 353 ms per step. In fp32 (and bf16 widened to fp32)
+// the GEMM saved wins: 832 against 940 ms.
+bool lm_head_one_pass(const backend::Gemm& gemm, bool bf16_inputs) { return !bf16_inputs || !gemm.native_bf16(); }
+
+int64_t lm_head_scratch(int64_t N, int64_t V, bool one_pass) {
+    const int64_t chunked = N * lm_head_chunk(N, V);
+    return one_pass ? std::max(chunked, lm_head_rows(N, V) * V) : chunked;
+}
+
 template <class In>
 void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx,
                         float* dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,
                         const int32_t* targets, float dloss, float* logits_block, In* dlogits_block,
                         float* target_logit, float* row_max) {
+    if (!lm_head_one_pass(gemm, !std::is_same_v<In, float>)) {
+        lm_head_loss_forward(gemm, s, losses, lse, x, wte, bias, targets, logits_block, target_logit, row_max);
+        lm_head_loss_backward(gemm, s, dx, dwte, dbias, accumulate, x, wte, bias, lse, targets, dloss, logits_block,
+                              dlogits_block);
+        return;
+    }
+    check_blocks(s.rows, "rows");
     const bool keep_fp32 = dbias != nullptr && !std::is_same_v<In, float>;
     const float* dlogits_fp32 = logits_block;
     if constexpr (std::is_same_v<In, float>) dlogits_fp32 = dlogits_block;
@@ -145,6 +173,7 @@ template <class In>
 void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, float* dbias,
                            bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,
                            const int32_t* targets, float dloss, float* logits_chunk, In* dlogits_chunk) {
+    check_blocks(s.chunk, "chunk");
     // In bf16, dbias's column sums read fp32 dlogits, written back over the logits as they go.
     const bool keep_fp32 = dbias != nullptr && !std::is_same_v<In, float>;
     const float* dlogits_fp32 = logits_chunk;

@@ -55,6 +55,15 @@ void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float*
 // never exist; but at least 64 rows (or N if fewer), below which the GEMMs turn skinny.
 int64_t lm_head_rows(int64_t N, int64_t V);
 
+// Whether lm_head_loss_train takes its one pass with this GEMM (else the chunked passes: bf16
+// inputs where the GEMM multiplies in bf16 natively, as that measured faster).
+bool lm_head_one_pass(const backend::Gemm& gemm, bool bf16_inputs);
+
+// The scratch the head needs for N rows, in floats for the logits and in elements of the
+// input type for the dlogits: N · chunk for the chunked passes, or, if training takes the one
+// pass, the larger of that and one block of rows with all V logits.
+int64_t lm_head_scratch(int64_t N, int64_t V, bool one_pass);
+
 // Training's forward and backward in one pass (for loss = dloss · Σ losses): the rows go in
 // blocks of s.rows, each with all V logits, so a row's log-sum-exp is exact as soon as its
 // block is multiplied, and the block's dlogits feed both gradient GEMMs at once. That saves
@@ -62,7 +71,8 @@ int64_t lm_head_rows(int64_t N, int64_t V);
 // s.rows · V floats of scratch instead of N · chunk. Writes what forward writes (losses, lse,
 // target_logit, row_max if not null) and what backward writes (dx =, dwte and dbias = or +=).
 // logits_block: s.rows · V floats; dlogits_block: as many In, which in fp32 may be
-// logits_block itself.
+// logits_block itself. Where lm_head_one_pass is false it is lm_head_loss_forward then
+// lm_head_loss_backward instead, on s.N · s.chunk of each (lm_head_scratch).
 template <class In>
 void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx,
                         float* dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,

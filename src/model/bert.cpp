@@ -52,7 +52,8 @@ void Bert::plan(int64_t B, int64_t T) {
                          "shorten the sequence or raise max_position");
     }
     if (B == B_ && T == T_) return;
-    acts_ = plan_bert_acts(cfg_, B, T, precision_, arena_);
+    acts_ = plan_bert_acts(cfg_, B, T, precision_, kernels::lm_head_one_pass(gemm_, precision_ == Precision::Bf16),
+                           arena_);
     B_ = B;
     T_ = T;
 }

@@ -11,7 +11,8 @@ namespace {
 
 // Calls fn(numel, slot) for every buffer (numel 0 leaves it null).
 template <class Fn>
-void visit_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision precision, BertActs& a, Fn&& fn) {
+void visit_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision precision, bool head_one_pass, BertActs& a,
+                     Fn&& fn) {
     const int64_t N = B * T, H = cfg.hidden, I = cfg.intermediate, L = cfg.num_labels;
     const int64_t h = precision == Precision::Bf16 ? 1 : 0;  // bf16 copies only in mixed precision
     const int64_t mlm = L == 0 ? 1 : 0, cls = 1 - mlm;
@@ -45,14 +46,13 @@ void visit_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision prec
     fn(cls * B * H, a.pooled);
     fn(B * L, a.class_logits);
     fn(cls * B, a.class_losses);
-    const int64_t chunk = mlm * kernels::lm_head_chunk(N, cfg.vocab_size);
     for (float** slot : {&a.mlm_in, &a.mlm_t, &a.mlm_g, &a.mlm_z}) fn(mlm * N * H, *slot);
     for (float** slot : {&a.mlm_mean, &a.mlm_rstd, &a.mlm_losses, &a.mlm_lse, &a.mlm_max, &a.target_logit}) {
         fn(mlm * N, *slot);
     }
-    // The decoder's scratch: one vocabulary chunk of all rows (forward, backward), or one block
-    // of rows with all the vocabulary (training's one pass), whichever is larger.
-    const int64_t head_scratch = std::max(N * chunk, mlm * kernels::lm_head_rows(N, cfg.vocab_size) * cfg.vocab_size);
+    // The decoder's scratch: one vocabulary chunk of all rows (forward, backward), and one block
+    // of rows with all the vocabulary if training takes the one pass (lm_head_loss.h).
+    const int64_t head_scratch = mlm * kernels::lm_head_scratch(N, cfg.vocab_size, head_one_pass);
     fn(head_scratch, a.logits_chunk);
     for (uint16_t** slot : {&a.mlm_in_h, &a.mlm_g_h, &a.mlm_z_h}) fn(h * mlm * N * H, *slot);
     fn(h * head_scratch, a.dlogits_chunk_h);
@@ -67,23 +67,24 @@ void visit_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision prec
 
 }  // namespace
 
-size_t bert_acts_bytes(const BertConfig& cfg, int64_t B, int64_t T, Precision precision) {
+size_t bert_acts_bytes(const BertConfig& cfg, int64_t B, int64_t T, Precision precision, bool head_one_pass) {
     BertActs acts;
     size_t bytes = 0;
-    visit_bert_acts(cfg, B, T, precision, acts,
+    visit_bert_acts(cfg, B, T, precision, head_one_pass, acts,
                     [&](int64_t n, auto*& slot) { bytes += n > 0 ? Arena::bytes_for(n * sizeof(*slot)) : 0; });
     return bytes;
 }
 
-BertActs plan_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision precision, Arena& arena) {
-    const size_t bytes = bert_acts_bytes(cfg, B, T, precision);
+BertActs plan_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision precision, bool head_one_pass,
+                        Arena& arena) {
+    const size_t bytes = bert_acts_bytes(cfg, B, T, precision, head_one_pass);
     if (arena.capacity() < bytes) {
         arena = Arena(bytes);
     } else {
         arena.reset(0);  // a smaller batch: the same memory, carved anew
     }
     BertActs acts;
-    visit_bert_acts(cfg, B, T, precision, acts, [&](int64_t n, auto*& slot) {
+    visit_bert_acts(cfg, B, T, precision, head_one_pass, acts, [&](int64_t n, auto*& slot) {
         using T_ = std::remove_reference_t<decltype(*slot)>;
         slot = n > 0 ? arena.alloc<T_>(n) : nullptr;
     });

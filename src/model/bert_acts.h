@@ -55,7 +55,10 @@ struct BertActs {
     uint16_t* dout_h = nullptr;                                               // (N, max(3H, I))
 };
 
-BertActs plan_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision precision, Arena& arena);
-size_t bert_acts_bytes(const BertConfig& cfg, int64_t B, int64_t T, Precision precision);
+// head_one_pass: whether training's MLM decoder takes its one pass (kernels::lm_head_one_pass),
+// which needs a larger scratch.
+BertActs plan_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision precision, bool head_one_pass,
+                        Arena& arena);
+size_t bert_acts_bytes(const BertConfig& cfg, int64_t B, int64_t T, Precision precision, bool head_one_pass);
 
 }  // namespace lmforge

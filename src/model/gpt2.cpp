@@ -165,7 +165,7 @@ void Gpt2::plan(int64_t B, int64_t T) {
             "shorten the sequence or raise block_size");
     }
     if (B == B_ && T == T_) return;
-    acts_ = plan_gpt2_acts(cfg_, B, T, precision_, recompute_, arena_);
+    acts_ = plan_gpt2_acts(cfg_, B, T, precision_, recompute_, head_one_pass(), arena_);
     pooled_rows_.assign(B, 0);
     B_ = B;
     T_ = T;

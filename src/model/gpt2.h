@@ -44,6 +44,8 @@ public:
     int64_t batch() const { return B_; }
     int64_t seq_len() const { return T_; }
     size_t activation_bytes() const { return arena_.capacity(); }
+    // Whether training's LM head takes its one pass here (kernels::lm_head_one_pass).
+    bool head_one_pass() const { return kernels::lm_head_one_pass(gemm_, precision_ == Precision::Bf16); }
 
     // inputs, targets: (B, T). Token ids must lie in [0, vocab_size); targets may also be
     // kIgnoreIndex (-100), or targets null for logits only. Returns the mean loss over counted

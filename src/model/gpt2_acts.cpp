@@ -17,7 +17,7 @@ namespace {
 // same as layer 0's.
 template <class Fn, class Share>
 void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
-                     Gpt2Acts& a, Fn&& fn, Share&& share) {
+                     bool head_one_pass, Gpt2Acts& a, Fn&& fn, Share&& share) {
     const int64_t N = B * T, C = cfg.n_embd;
     const int64_t h = precision == Precision::Bf16 ? 1 : 0;  // bf16 buffers only in mixed precision
     const int64_t f = 1 - h;                                   // fp32 GEMM inputs only in fp32
@@ -59,10 +59,9 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
     fn(f * N * C, a.lnf);
     fn(N, a.lnf_mean);
     fn(N, a.lnf_rstd);
-    // The LM head's scratch: one vocabulary chunk of all rows (forward, backward), or one
-    // block of rows with all the vocabulary (training's one pass), whichever is larger.
-    const int64_t head_scratch = std::max(N * kernels::lm_head_chunk(N, cfg.vocab_size),
-                                          kernels::lm_head_rows(N, cfg.vocab_size) * cfg.vocab_size);
+    // The LM head's scratch: one vocabulary chunk of all rows (forward, backward), and one
+    // block of rows with all the vocabulary if training takes the one pass (lm_head_loss.h).
+    const int64_t head_scratch = kernels::lm_head_scratch(N, cfg.vocab_size, head_one_pass);
     fn(head_scratch, a.logits_chunk);
     fn(N, a.losses);
     fn(N, a.lse);
@@ -110,19 +109,20 @@ const char* recompute_name(Recompute r) {
     return "?";
 }
 
-size_t gpt2_acts_bytes(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute) {
+size_t gpt2_acts_bytes(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
+                       bool head_one_pass) {
     Gpt2Acts acts;
     size_t bytes = 0;
     visit_gpt2_acts(
-        cfg, B, T, precision, recompute, acts,
+        cfg, B, T, precision, recompute, head_one_pass, acts,
         [&](int64_t n, auto*& slot) { bytes += n > 0 ? Arena::bytes_for(n * sizeof(*slot)) : 0; },
         [](auto*&, auto*) {});
     return bytes;
 }
 
 Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
-                        Arena& arena) {
-    const size_t bytes = gpt2_acts_bytes(cfg, B, T, precision, recompute);
+                        bool head_one_pass, Arena& arena) {
+    const size_t bytes = gpt2_acts_bytes(cfg, B, T, precision, recompute, head_one_pass);
     if (arena.capacity() < bytes) {
         arena = Arena(bytes);
     } else {
@@ -130,7 +130,7 @@ Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision p
     }
     Gpt2Acts acts;
     visit_gpt2_acts(
-        cfg, B, T, precision, recompute, acts,
+        cfg, B, T, precision, recompute, head_one_pass, acts,
         [&](int64_t n, auto*& slot) {
             using T_ = std::remove_reference_t<decltype(*slot)>;
             slot = n > 0 ? arena.alloc<T_>(n) : nullptr;

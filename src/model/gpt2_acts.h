@@ -82,10 +82,12 @@ struct Gpt2Acts {
 };
 
 // Carves Gpt2Acts for (B, T) out of `arena`: the same memory if it is large enough, else a
-// fresh arena returned through it.
+// fresh arena returned through it. head_one_pass: whether training's LM head takes its one
+// pass (kernels::lm_head_one_pass), which needs a larger scratch.
 Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
-                        Arena& arena);
+                        bool head_one_pass, Arena& arena);
 // The bytes plan_gpt2_acts would take.
-size_t gpt2_acts_bytes(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute);
+size_t gpt2_acts_bytes(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
+                       bool head_one_pass);
 
 }  // namespace lmforge

@@ -103,7 +103,8 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     r.max_rss_mb = peak_rss_mb();
     r.activation_mb = static_cast<double>(model.activation_bytes()) / 1048576.0;
     r.activation_saved_mb =
-        static_cast<double>(gpt2_acts_bytes(opts.model, opts.batch, opts.seq, opts.precision, Recompute::None)) /
+        static_cast<double>(gpt2_acts_bytes(opts.model, opts.batch, opts.seq, opts.precision, Recompute::None,
+                                            model.head_one_pass())) /
             1048576.0 -
         r.activation_mb;
     return r;

@@ -186,7 +186,7 @@ TrainSummary train(const TrainOptions& opts) {
               model.layout().count());
     {
         const double mib = 1024.0 * 1024.0;
-        const double kept_all = static_cast<double>(gpt2_acts_bytes(mcfg, B, T, precision, Recompute::None)) / mib;
+        const double kept_all = static_cast<double>(gpt2_acts_bytes(mcfg, B, T, precision, Recompute::None, model.head_one_pass())) / mib;
         const double used = static_cast<double>(model.activation_bytes()) / mib;
         log::info("activations: {:.0f} MiB, recompute {}{}", used, recompute_name(recompute),
                   recompute == Recompute::None ? "" : fmt::format(" (saves {:.0f} MiB of {:.0f})", kept_all - used, kept_all));

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/error.h"
 #include "core/rng.h"
 #include "gradcheck.h"
 #include "kernels/bf16.h"
@@ -169,7 +170,8 @@ TEST_P(LmHeadLossTwin, Bf16ChunkedMatchesTwinOnRoundedInputs) {
 
 // Training's one-pass kernel (forward and backward over row blocks): the same loss, row
 // maxima and gradients as the twin for blocks that divide the rows, leave a remainder or take
-// them all; overwriting or accumulating into dwte and dbias; and in bf16 on rounded inputs.
+// them all; overwriting or accumulating into dwte and dbias; and in bf16 on rounded inputs
+// (with oneDNN on a CPU with bf16 GEMMs, the chunked passes it takes there instead).
 TEST_P(LmHeadLossTwin, TrainInOnePassEqualsUnfused) {
     auto gemm = backend::make_gemm(GetParam());
     for (const bool half : {false, true}) {
@@ -188,10 +190,13 @@ TEST_P(LmHeadLossTwin, TrainInOnePassEqualsUnfused) {
                         const auto where = ::testing::Message() << c.N << " rows by " << rows << (half ? ", bf16" : "")
                                                                 << (with_bias ? ", bias" : "")
                                                                 << (accumulate ? ", accumulating" : "");
-                        const kernels::LmHeadLossShape s{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .rows = rows};
+                        // (With native bf16 GEMMs, bf16 takes the chunked passes: 64 columns.)
+                        const kernels::LmHeadLossShape s{
+                            .N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = 64, .rows = rows};
+                        const int64_t scratch = std::max(rows * c.V, c.N * s.chunk);
                         std::vector<float> losses(c.N, kNaN), lse(c.N, kNaN), target_logit(c.N, kNaN),
-                            row_max(c.N, kNaN), logits(rows * c.V), dx(c.N * c.C, kNaN);
-                        std::vector<bf16> dlogits_h(rows * c.V);
+                            row_max(c.N, kNaN), logits(scratch), dx(c.N * c.C, kNaN);
+                        std::vector<bf16> dlogits_h(scratch);
                         auto dwte = accumulate ? random_vector(c.Vp * c.C, 9) : std::vector<float>(c.Vp * c.C, kNaN);
                         auto dbias = accumulate ? random_vector(c.V, 10) : std::vector<float>(c.V, kNaN);
                         auto want_dwte = want.dwte, want_dbias = want.dbias;
@@ -225,6 +230,22 @@ TEST_P(LmHeadLossTwin, TrainInOnePassEqualsUnfused) {
             }
         }
     }
+}
+
+TEST(LmHeadShape, AZeroChunkOrRowBlockIsRefusedNotLoopedOn) {
+    auto gemm = backend::make_gemm(backend::GemmKind::Naive);
+    const Case c{2, 4, 10, 64};
+    const Inputs in(c, 1);
+    std::vector<float> losses(c.N), lse(c.N), target_logit(c.N), scratch(c.N * c.V), dx(c.N * c.C), dwte(c.Vp * c.C);
+    const kernels::LmHeadLossShape no_chunk{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = 0, .rows = 1};
+    EXPECT_THROW(kernels::lm_head_loss_forward(*gemm, no_chunk, losses.data(), lse.data(), in.x.data(), in.wte.data(),
+                                               nullptr, in.targets.data(), scratch.data(), target_logit.data()),
+                 Error);
+    const kernels::LmHeadLossShape no_rows{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = 5, .rows = 0};
+    EXPECT_THROW(kernels::lm_head_loss_train(*gemm, no_rows, losses.data(), lse.data(), dx.data(), dwte.data(),
+                                             nullptr, false, in.x.data(), in.wte.data(), nullptr, in.targets.data(),
+                                             kDloss, scratch.data(), scratch.data(), target_logit.data()),
+                 Error);
 }
 
 TEST(LmHeadRows, BlocksStayUnderBudgetAndBelowAllRows) {

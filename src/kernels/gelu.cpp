@@ -1,7 +1,10 @@
 #include "kernels/gelu.h"
 
+#include <omp.h>
+
 #include <type_traits>
 
+#include "backend/threads.h"
 #include "kernels/bf16.h"
 #include "kernels/fast_math.h"
 
@@ -18,6 +21,15 @@ constexpr float kInvSqrt2Pi = 0.3989422804014327f;
 inline float one_plus_erf(float x) {
     const float e = fast_erfc_over_sqrt2(x < 0.0f ? -x : x);
     return x < 0.0f ? e : 2.0f - e;
+}
+
+// d gelu(x) / dx in the tanh form.
+#pragma omp declare simd notinbranch
+inline float gelu_tanh_grad(float x) {
+    const float u = kSqrt2OverPi * (x + kCubic * x * x * x);
+    const float th = fast_tanh(u);
+    const float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
+    return 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
 }
 
 template <class Out>
@@ -47,13 +59,26 @@ void gelu_forward(bf16* out, const float* inp, int64_t n) { forward_tanh(out, in
 
 void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n) {
 #pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        const float x = inp[i];
-        const float u = kSqrt2OverPi * (x + kCubic * x * x * x);
-        const float th = fast_tanh(u);
-        const float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
-        const float grad = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
-        dinp[i] = grad * dout[i];
+    for (int64_t i = 0; i < n; i++) dinp[i] = gelu_tanh_grad(inp[i]) * dout[i];
+}
+
+void gelu_backward_bf16_bias(bf16* dinp_h, float* dbias, const float* dout, const float* inp, int64_t rows,
+                             int64_t cols) {
+    // Each thread owns a slice of the columns, all rows, as bias_backward does.
+#pragma omp parallel
+    {
+        const auto [c0, c1] = backend::thread_slice(cols, omp_get_thread_num(), omp_get_num_threads());
+        for (int64_t r = 0; r < rows; r++) {
+            const float* d = dout + r * cols;
+            const float* x = inp + r * cols;
+            bf16* o = dinp_h + r * cols;
+#pragma omp simd
+            for (int64_t c = c0; c < c1; c++) {
+                const float g = gelu_tanh_grad(x[c]) * d[c];
+                o[c] = lmforge::to_bf16(g);
+                dbias[c] += g;
+            }
+        }
     }
 }
 

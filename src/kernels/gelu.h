@@ -18,6 +18,13 @@ void gelu_forward(bf16* out, const float* inp, int64_t n);
 // Writes (=): dinp = dout * gelu'(inp). All (n).
 void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n);
 
+// Mixed precision, for the GEMMs of c_fc's backward, which read the gradient in bf16: writes
+// (=) dinp_h (rows, cols) = bf16(dout * gelu'(inp)) and adds (+=) its fp32 column sums to
+// dbias (cols), in one pass where gelu_backward, to_bf16 and bias_backward take three. The
+// same values, summed in the same order: bit for bit what the three passes give.
+void gelu_backward_bf16_bias(bf16* dinp_h, float* dbias, const float* dout, const float* inp, int64_t rows,
+                             int64_t cols);
+
 // The erf form, with the same shapes and semantics. About 1e-6 relative to the exact function,
 // the left tail included (fast_erfc_over_sqrt2).
 void gelu_erf_forward(float* out, const float* inp, int64_t n);

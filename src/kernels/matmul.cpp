@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include "backend/threads.h"
+#include "kernels/bf16.h"
 
 namespace lmforge::kernels {
 
@@ -47,6 +48,26 @@ void bias_backward(float* dbias, const float* dout, int64_t N, int64_t OC) {
             const float* d = dout + n * OC;
 #pragma omp simd
             for (int64_t c = c0; c < c1; c++) dbias[c] += d[c];
+        }
+    }
+}
+
+void to_bf16_with_bias_backward(uint16_t* dout_h, float* dbias, const float* dout, int64_t N, int64_t OC) {
+    if (dbias == nullptr) {
+        to_bf16(dout_h, dout, N * OC);
+        return;
+    }
+#pragma omp parallel
+    {
+        const auto [c0, c1] = backend::thread_slice(OC, omp_get_thread_num(), omp_get_num_threads());
+        for (int64_t n = 0; n < N; n++) {
+            const float* d = dout + n * OC;
+            uint16_t* h = dout_h + n * OC;
+#pragma omp simd
+            for (int64_t c = c0; c < c1; c++) {
+                h[c] = lmforge::to_bf16(d[c]);
+                dbias[c] += d[c];
+            }
         }
     }
 }

@@ -35,4 +35,8 @@ void matmul_backward_bf16(backend::Gemm& gemm, float* dinp, float* dweight, floa
 // dbias (OC) += sum over rows of dout (N, OC). Each thread owns a slice of the columns.
 void bias_backward(float* dbias, const float* dout, int64_t N, int64_t OC);
 
+// Mixed precision, before a layer's backward GEMMs: dout_h (N, OC) = bf16(dout) and, if dbias
+// is not null, bias_backward's sums (in its order), in one pass over dout instead of two.
+void to_bf16_with_bias_backward(uint16_t* dout_h, float* dbias, const float* dout, int64_t N, int64_t OC);
+
 }  // namespace lmforge::kernels

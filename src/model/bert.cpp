@@ -75,8 +75,8 @@ void Bert::linear_backward(float* dinp, float* dw, float* db, const float* dout,
         kernels::linear_backward(gemm_, dinp, dw, db, dout, inp, w, N, C, OC, mode);
         return;
     }
-    to_bf16(acts_.dout_h, dout, N * OC);
-    linear_backward_bf16(gemm_, dinp, dw, db, dout, acts_.dout_h, inp_h, half(w), N, C, OC, mode);
+    to_bf16_with_bias_backward(acts_.dout_h, db, dout, N, OC);
+    linear_backward_bf16(gemm_, dinp, dw, nullptr, nullptr, acts_.dout_h, inp_h, half(w), N, C, OC, mode);
 }
 
 void Bert::half_copy(uint16_t* out_h, const float* x, int64_t n) {

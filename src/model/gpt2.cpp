@@ -147,8 +147,8 @@ void Gpt2::linear_backward(float* dinp, float* dw, float* db, const float* dout,
         matmul_backward(gemm_, dinp, dw, db, dout, inp, w, N, C, OC, mode);
         return;
     }
-    to_bf16(acts_.dout_h, dout, N * OC);
-    matmul_backward_bf16(gemm_, dinp, dw, db, dout, acts_.dout_h, inp_h, half(w), N, C, OC, mode);
+    to_bf16_with_bias_backward(acts_.dout_h, db, dout, N, OC);
+    matmul_backward_bf16(gemm_, dinp, dw, nullptr, nullptr, acts_.dout_h, inp_h, half(w), N, C, OC, mode);
 }
 
 kernels::LmHeadLossShape Gpt2::lm_head_shape(int64_t rows) const {
@@ -422,10 +422,17 @@ void Gpt2::backward_body(WeightGrad mode) {
         linear_backward(acts_.dfch, dw.mlp_c_proj_weight, dw.mlp_c_proj_bias, acts_.dres, a.fch_gelu,
                         a.fch_gelu_h, w.mlp_c_proj_weight, N, 4 * C, C, mode);
         lap("matmul_bwd");
-        gelu_backward(acts_.dfch, acts_.dfch, a.fch, N * 4 * C);  // in place: d(GELU output) is not read again
-        lap("gelu_bwd");
-        linear_backward(acts_.dln, dw.c_fc_weight, dw.c_fc_bias, acts_.dfch, a.ln2, a.ln2_h, w.c_fc_weight,
-                        N, C, 4 * C, mode);
+        if (precision_ == Precision::Fp32) {
+            gelu_backward(acts_.dfch, acts_.dfch, a.fch, N * 4 * C);  // in place: d(GELU output) is not read again
+            lap("gelu_bwd");
+            linear_backward(acts_.dln, dw.c_fc_weight, dw.c_fc_bias, acts_.dfch, a.ln2, a.ln2_h, w.c_fc_weight,
+                            N, C, 4 * C, mode);
+        } else {  // c_fc's GEMMs read the gradient in bf16: written so at once, with c_fc's bias sums
+            gelu_backward_bf16_bias(acts_.dout_h, dw.c_fc_bias, acts_.dfch, a.fch, N, 4 * C);
+            lap("gelu_bwd");
+            matmul_backward_bf16(gemm_, acts_.dln, dw.c_fc_weight, nullptr, nullptr, acts_.dout_h, a.ln2_h,
+                                 half(w.c_fc_weight), N, C, 4 * C, mode);
+        }
         lap("matmul_bwd");
         layernorm_backward(acts_.dres, dw.ln_2_weight, dw.ln_2_bias, acts_.dln, a.res2,
                            w.ln_2_weight, a.ln2_mean, a.ln2_rstd, N, C);

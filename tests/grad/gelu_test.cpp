@@ -3,8 +3,10 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "gradcheck.h"
+#include "kernels/matmul.h"
 #include "kernels/ref/gelu.h"
 
 namespace lmforge::test {
@@ -54,6 +56,25 @@ TEST(GeluTwin, Bf16OutputIsTheRoundedFp32Output) {
     kernels::gelu_forward(y_h.data(), x.data(), n);
     for (int64_t i = 0; i < n; i++) want[i] = to_bf16(y[i]);
     EXPECT_EQ(y_h, want);
+}
+
+// c_fc's fused bf16 backward equals the three passes it replaces, bit for bit: the fp32
+// gradient rounded once, and column sums added to the bias gradient in the same order. Shapes
+// whose columns split unevenly over threads, and a dbias that already holds a sum.
+TEST(GeluTwin, FusedBf16BackwardWithBiasEqualsTheThreePasses) {
+    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {3, 17}, {64, 1536}, {33, 1000}}) {
+        const int64_t n = rows * cols;
+        const auto x = random_vector(n, 7, 4.0f), dout = random_vector(n, 8);
+        const auto start = random_vector(cols, 9);
+        std::vector<float> dx(n), want_dbias = start, dbias = start;
+        std::vector<bf16> want_h(n), dx_h(n, 0xFFFF);
+        kernels::gelu_backward(dx.data(), dout.data(), x.data(), n);
+        kernels::to_bf16(want_h.data(), dx.data(), n);
+        kernels::bias_backward(want_dbias.data(), dx.data(), rows, cols);
+        kernels::gelu_backward_bf16_bias(dx_h.data(), dbias.data(), dout.data(), x.data(), rows, cols);
+        EXPECT_EQ(dx_h, want_h) << rows << " x " << cols;
+        EXPECT_EQ(dbias, want_dbias) << rows << " x " << cols;
+    }
 }
 
 // The exact form's twin is x·Φ(x), Φ the standard normal CDF: known values.

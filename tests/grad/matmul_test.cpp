@@ -4,6 +4,7 @@
 
 #include "backend/gemm.h"
 #include <limits>
+#include <utility>
 
 #include "gradcheck.h"
 #include "kernels/bf16.h"
@@ -91,6 +92,25 @@ TEST_P(MatmulTwin, Bf16KernelMatchesTwinOnRoundedInputs) {
         EXPECT_TRUE(close(dinp, dinp_r, kTwinRtol, kTwinAtol)) << N << "x" << C << "x" << OC;
         EXPECT_TRUE(close(dw, dw_r, kTwinRtol, kTwinAtol));
         EXPECT_TRUE(close(db, db_r, kTwinRtol, kTwinAtol));
+    }
+}
+
+// The bf16 copy of a layer's output gradient and its bias sums in one pass: bit for bit the
+// two passes (to_bf16, bias_backward) on shapes whose columns split unevenly over threads,
+// into a dbias already holding a sum; without a bias, only the copy.
+TEST(MatmulBias, Bf16CopyWithBiasSumsEqualsTheTwoPasses) {
+    for (const auto& [N, OC] : {std::pair<int64_t, int64_t>{1, 1}, {5, 17}, {64, 1152}, {33, 1000}}) {
+        const auto dout = random_vector(N * OC, 3);
+        const auto start = random_vector(OC, 4);
+        std::vector<bf16> want_h(N * OC), dout_h(N * OC, 0xFFFF), plain_h(N * OC, 0xFFFF);
+        std::vector<float> want_dbias = start, dbias = start;
+        kernels::to_bf16(want_h.data(), dout.data(), N * OC);
+        kernels::bias_backward(want_dbias.data(), dout.data(), N, OC);
+        kernels::to_bf16_with_bias_backward(dout_h.data(), dbias.data(), dout.data(), N, OC);
+        kernels::to_bf16_with_bias_backward(plain_h.data(), nullptr, dout.data(), N, OC);
+        EXPECT_EQ(dout_h, want_h) << N << " x " << OC;
+        EXPECT_EQ(plain_h, want_h) << N << " x " << OC;
+        EXPECT_EQ(dbias, want_dbias) << N << " x " << OC;
     }
 }
 

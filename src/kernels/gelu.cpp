@@ -1,12 +1,10 @@
 #include "kernels/gelu.h"
 
-#include <omp.h>
-
 #include <type_traits>
 
-#include "backend/threads.h"
 #include "kernels/bf16.h"
 #include "kernels/fast_math.h"
+#include "kernels/matmul.h"
 
 namespace lmforge::kernels {
 
@@ -64,22 +62,8 @@ void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n) 
 
 void gelu_backward_bf16_bias(bf16* dinp_h, float* dbias, const float* dout, const float* inp, int64_t rows,
                              int64_t cols) {
-    // Each thread owns a slice of the columns, all rows, as bias_backward does.
-#pragma omp parallel
-    {
-        const auto [c0, c1] = backend::thread_slice(cols, omp_get_thread_num(), omp_get_num_threads());
-        for (int64_t r = 0; r < rows; r++) {
-            const float* d = dout + r * cols;
-            const float* x = inp + r * cols;
-            bf16* o = dinp_h + r * cols;
-#pragma omp simd
-            for (int64_t c = c0; c < c1; c++) {
-                const float g = gelu_tanh_grad(x[c]) * d[c];
-                o[c] = lmforge::to_bf16(g);
-                dbias[c] += g;
-            }
-        }
-    }
+    to_bf16_with_column_sums(dinp_h, dbias, rows, cols,
+                             [dout, inp](int64_t i) { return gelu_tanh_grad(inp[i]) * dout[i]; });
 }
 
 void gelu_erf_forward(float* out, const float* inp, int64_t n) { forward_erf(out, inp, n); }

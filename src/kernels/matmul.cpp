@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include "backend/threads.h"
-#include "kernels/bf16.h"
 
 namespace lmforge::kernels {
 
@@ -57,19 +56,7 @@ void to_bf16_with_bias_backward(uint16_t* dout_h, float* dbias, const float* dou
         to_bf16(dout_h, dout, N * OC);
         return;
     }
-#pragma omp parallel
-    {
-        const auto [c0, c1] = backend::thread_slice(OC, omp_get_thread_num(), omp_get_num_threads());
-        for (int64_t n = 0; n < N; n++) {
-            const float* d = dout + n * OC;
-            uint16_t* h = dout_h + n * OC;
-#pragma omp simd
-            for (int64_t c = c0; c < c1; c++) {
-                h[c] = lmforge::to_bf16(d[c]);
-                dbias[c] += d[c];
-            }
-        }
-    }
+    to_bf16_with_column_sums(dout_h, dbias, N, OC, [dout](int64_t i) { return dout[i]; });
 }
 
 }  // namespace lmforge::kernels

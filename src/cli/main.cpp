@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/signal_thread.h"
 
 namespace {
 
@@ -21,6 +22,7 @@ int fail(int status, const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    lmforge::take_signals_on_own_thread();  // before any thread starts: they inherit its mask
     CLI::App app{"lmforge: train GPT-2-class language models on CPUs, in C++"};
     app.set_version_flag("--version", "lmforge 0.1.0");
     app.require_subcommand(1);

@@ -52,7 +52,9 @@ StopRequest::StopRequest(bool under_mpirun) {
 }
 
 StopRequest::~StopRequest() {
-    for (const Installed& i : g_installed) sigaction(i.sig, &i.previous, nullptr);
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    for (const Installed& i : g_installed) sigaction(i.sig, i.sig == late_ ? &ignore : &i.previous, nullptr);
     g_installed.clear();
 }
 

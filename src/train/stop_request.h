@@ -2,7 +2,8 @@
 // signal: SIGINT (Ctrl-C), SIGTERM (a batch scheduler's notice before it kills) or SIGUSR1.
 // Under mpirun only SIGUSR1, which mpirun forwards to every process; SIGINT and SIGTERM it
 // answers by terminating the job itself (dist/comm_mpi.cpp says so). A second signal of the
-// same kind ends the process at once, as if nothing were installed: a step can be long.
+// same kind ends the process at once, as if nothing were installed: a step can be long. The
+// handlers run on the thread that takes lmforge's signals (core/signal_thread.h).
 #pragma once
 
 namespace lmforge {
@@ -16,6 +17,14 @@ public:
     StopRequest& operator=(const StopRequest&) = delete;
 
     int signal() const;  // the signal received, 0 if none
+
+    // A stop that another process's signal asked for: that signal is on its way here too
+    // (mpirun forwards it to every process) and may arrive after this request is gone, when
+    // its default action would end the process; it is ignored from then on instead.
+    void ignore_late(int sig) { late_ = sig; }
+
+private:
+    int late_ = 0;
 };
 
 // "SIGINT", "SIGTERM", "SIGUSR1", or "a signal".

@@ -338,6 +338,7 @@ TrainSummary train(const TrainOptions& opts) {
             end_step = step + 1;
         }
     }
+    if (summary.stopped_by != 0 && stop->signal() == 0) stop->ignore_late(summary.stopped_by);
     stop.reset();  // from here on, signals act as usual
     state.train_seconds += train_seconds_this_session;
     summary.steps = end_step;

@@ -214,6 +214,36 @@ TEST_F(TrainRun, CtrlCStopsAfterAStepWithACheckpointAndTheSameCommandGoesOnBitFo
     }
 }
 
+TEST_F(TrainRun, SignalsReachAThreadOfTheirOwnAndNoThreadThatComputes) {
+    // oneDNN's JIT GEMMs run with the stack pointer in a heap workspace, where a signal's frame
+    // would be written over the heap (core/signal_thread.h). So every thread of a training
+    // process (its main thread, OpenMP's worker) blocks SIGINT, SIGTERM and SIGUSR1, but one.
+    config("threads", 1000000, 0);
+    const pid_t pid = test::spawn_lmforge({"train", path("threads.toml")}, path("threads.log"));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (test::trained_steps(path("runs/threads/metrics.jsonl")) < 3 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    const uint64_t handled = (1ull << (SIGINT - 1)) | (1ull << (SIGTERM - 1)) | (1ull << (SIGUSR1 - 1));
+    int threads = 0, taking = 0;
+    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+        const std::string status = test::slurp(task.path().string() + "/status");
+        const size_t at = status.find("SigBlk:");
+        ASSERT_NE(at, std::string::npos) << status;
+        const uint64_t blocked = std::stoull(status.substr(at + 7), nullptr, 16);
+        threads++;
+        if ((blocked & handled) == 0) {
+            taking++;
+        } else {
+            EXPECT_EQ(blocked & handled, handled) << task.path() << " blocks only some of them";
+        }
+    }
+    ::kill(pid, SIGKILL);
+    test::wait_for(pid);
+    EXPECT_GE(threads, 3) << "main, OpenMP's second thread and the signal thread";
+    EXPECT_EQ(taking, 1);
+}
+
 // A PNG's chunks: signature, then length, type, data, CRC-32 each; returns the image size.
 std::pair<uint32_t, uint32_t> check_png(const std::string& bytes) {
     EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));

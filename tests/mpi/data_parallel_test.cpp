@@ -195,8 +195,9 @@ TEST_F(DataParallelRun, SigusrToMpirunStopsEveryRankAfterTheSameStepAndTheRunGoe
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     ::kill(mpirun_pid, SIGUSR1);
-    EXPECT_EQ(test::wait_for(mpirun_pid), 128 + SIGUSR1);  // rank 0's status, passed on by mpirun
+    const int status = test::wait_for(mpirun_pid);
     const std::string log = test::slurp(path("mpirun.log"));
+    EXPECT_EQ(status, 128 + SIGUSR1) << log;  // rank 0's status, passed on by mpirun
     const std::string latest = test::slurp(path("runs/stopped/latest"));
     ASSERT_EQ(latest.substr(0, 5), "step_") << log;
     const int k = std::stoi(latest.substr(5));

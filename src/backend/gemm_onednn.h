@@ -5,6 +5,9 @@
 // widens both operands to fp32 and runs the fp32 primitive. That is the same arithmetic: a
 // product of two bf16 values is exact in fp32 and the sums are fp32 either way; it is slower
 // and needs the widened copies, but every bf16 code path still runs on every CPU.
+//
+// Below AVX-512, a B whose rows would make oneDNN's kernels for few-row products thrash the
+// cache is copied to a safer stride first (gemm_onednn.cpp says when, and what it gains).
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -17,10 +20,15 @@
 
 namespace lmforge::backend {
 
+// Paths a test can force, so that it covers them on any CPU.
+struct OnednnPaths {
+    bool widen_bf16 = false;           // widen bf16 operands even where bf16 is native
+    bool restride_on_any_isa = false;  // copy colliding B rows on AVX-512 CPUs too
+};
+
 class OnednnGemm final : public Gemm {
 public:
-    // widen_bf16: take the widening path even where bf16 is native (so tests cover it anywhere).
-    explicit OnednnGemm(bool widen_bf16 = false);
+    explicit OnednnGemm(const OnednnPaths& paths = {});
     void run(const GemmShape& s, const float* a, const float* b, float* c,
              const float* bias) override;
     void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
@@ -37,6 +45,8 @@ private:
     };
     // in: the type of a and b (f32 or bf16); c and bias are f32 either way.
     Entry& entry_for(const GemmShape& s, bool has_bias, dnnl::memory::data_type in);
+    // The shape oneDNN is given: s, or s with B copied to a stride whose rows do not collide.
+    GemmShape as_executed(GemmShape s) const;
     void execute(const GemmShape& s, const void* a, const void* b, float* c, const float* bias,
                  dnnl::memory::data_type in);
 
@@ -47,7 +57,9 @@ private:
     dnnl::stream stream_;
     std::map<Key, Entry> cache_;
     bool native_bf16_;
-    std::vector<float> wide_a_, wide_b_;  // run_bf16's operands widened, when not native
+    bool restride_b_;                     // whether colliding B rows are copied (below AVX-512)
+    std::vector<float> wide_a_;           // run_bf16's A widened, when not native
+    std::vector<float> moved_b_;          // B copied: widened, or to a stride that does not collide
 };
 
 }  // namespace lmforge::backend

@@ -40,6 +40,37 @@ TEST(Gemm, OnednnMatchesNaiveForEveryLayout) {
     }
 }
 
+TEST(Gemm, BWithCollidingRowsIsCopiedAndTheProductUnchanged) {
+    // Few rows and B's rows 512 floats apart (or a multiple): the backend multiplies a copy of B
+    // at another stride (gemm_onednn.cpp). Forced on any CPU here; fp32 and widened bf16, a tight
+    // and a padded B, bias and accumulation; and a transposed B, which is never copied.
+    backend::OnednnGemm fp32({.restride_on_any_isa = true});
+    backend::OnednnGemm widened({.widen_bf16 = true, .restride_on_any_isa = true});
+    auto slow = backend::make_gemm(backend::GemmKind::Naive);
+    for (const int64_t N : {512, 500}) {
+        for (const bool tb : {false, true}) {
+            const int64_t M = 32, K = 24, ldb = tb || N == 512 ? 512 : 1024;
+            const backend::GemmShape s{.M = M, .N = N, .K = K, .trans_b = tb, .ldb = ldb, .accumulate = true};
+            const auto a = random_vector(M * K, 1), b = random_vector((tb ? N : K) * ldb, 2);
+            const auto bias = random_vector(N, 3);
+            auto c1 = random_vector(M * N, 4);
+            auto c2 = c1;
+            fp32.run(s, a.data(), b.data(), c1.data(), bias.data());
+            slow->run(s, a.data(), b.data(), c2.data(), bias.data());
+            EXPECT_TRUE(close(c1, c2, 1e-5, 1e-5)) << "N=" << N << " tb=" << tb;
+
+            std::vector<uint16_t> ah(a.size()), bh(b.size());
+            for (size_t i = 0; i < a.size(); i++) ah[i] = to_bf16(a[i]);
+            for (size_t i = 0; i < b.size(); i++) bh[i] = to_bf16(b[i]);
+            auto h1 = random_vector(M * N, 5);
+            auto h2 = h1;
+            widened.run_bf16(s, ah.data(), bh.data(), h1.data(), bias.data());
+            slow->run_bf16(s, ah.data(), bh.data(), h2.data(), bias.data());
+            EXPECT_TRUE(close(h1, h2, 1e-5, 1e-4)) << "bf16 N=" << N << " tb=" << tb;
+        }
+    }
+}
+
 TEST(Gemm, EmptyInnerDimensionLeavesBiasOrAccumulator) {
     auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
     std::vector<float> c = {1.0f, 2.0f}, bias = {10.0f, 20.0f};
@@ -58,7 +89,7 @@ TEST(GemmBf16, OnednnMatchesNaiveOnTheSameBf16Inputs) {
     // fp32 rounding, whatever bf16 lost when the inputs were rounded. oneDNN runs both its
     // paths: native bf16 where the CPU has it, and operands widened to fp32 (any CPU), here
     // with padded leading dimensions so the widened copies must keep the strides.
-    backend::OnednnGemm native_or_widened, widened(/*widen_bf16=*/true);
+    backend::OnednnGemm native_or_widened, widened({.widen_bf16 = true});
     auto slow = backend::make_gemm(backend::GemmKind::Naive);
     for (backend::Gemm* fast : {static_cast<backend::Gemm*>(&native_or_widened), static_cast<backend::Gemm*>(&widened)}) {
         for (const bool ta : {false, true}) {

@@ -46,6 +46,25 @@ TEST(GeluTwin, KernelMatchesTwinOnRemainderShapes) {
     }
 }
 
+// The left tail is small, not zero: the output and the gradient keep their relative accuracy
+// there (a form through 1 + tanh(u) was off by 30% at x = -5 and gave 0 from x = -6).
+TEST(GeluTwin, LeftTailKeepsItsRelativeAccuracy) {
+    std::vector<float> x;
+    for (float v = -9.0f; v <= -2.0f; v += 0.25f) x.push_back(v);
+    const int64_t n = static_cast<int64_t>(x.size());
+    const std::vector<float> ones(n, 1.0f);
+    std::vector<float> out(n), dx(n);
+    std::vector<double> out_r(n), dx_r(n);
+    kernels::gelu_forward(out.data(), x.data(), n);
+    kernels::gelu_backward(dx.data(), ones.data(), x.data(), n);
+    kernels::ref::gelu_forward(out_r.data(), convert<double>(x).data(), n);
+    kernels::ref::gelu_backward(dx_r.data(), convert<double>(ones).data(), convert<double>(x).data(), n);
+    for (int64_t i = 0; i < n; i++) {
+        EXPECT_NEAR(out[i] / out_r[i], 1.0, 1e-5) << "x = " << x[i];
+        EXPECT_NEAR(dx[i] / dx_r[i], 1.0, 1e-4) << "x = " << x[i];
+    }
+}
+
 // The bf16 output (mixed precision) is the fp32 one rounded once.
 TEST(GeluTwin, Bf16OutputIsTheRoundedFp32Output) {
     const int64_t n = 1000;

@@ -6,23 +6,27 @@
 
 namespace lmforge::kernels::ref {
 
+// The tanh form, 0.5 x (1 + tanh(u)), u = √(2/π)(x + 0.044715 x³), with 0.5 (1 + tanh(u)) as the
+// logistic σ(2u) = 1 / (1 + e^(−2u)): 1 + tanh(u) is a difference that is 0 in double from u = −19.
 template <class T_>
 void gelu_forward(T_* out, const T_* inp, int64_t n) {
     const T_ k = std::sqrt(T_(2) / T_(3.14159265358979323846));
     for (int64_t i = 0; i < n; i++) {
         const T_ x = inp[i];
-        out[i] = T_(0.5) * x * (T_(1) + std::tanh(k * (x + T_(0.044715) * x * x * x)));
+        out[i] = x / (T_(1) + std::exp(T_(-2) * k * (x + T_(0.044715) * x * x * x)));
     }
 }
 
+// σ + 2x σ (1 − σ) du/dx, with 1 − σ = e^(−2u) σ.
 template <class T_>
 void gelu_backward(T_* dinp, const T_* dout, const T_* inp, int64_t n) {
     const T_ k = std::sqrt(T_(2) / T_(3.14159265358979323846));
     for (int64_t i = 0; i < n; i++) {
         const T_ x = inp[i];
-        const T_ th = std::tanh(k * (x + T_(0.044715) * x * x * x));
+        const T_ e = std::exp(T_(-2) * k * (x + T_(0.044715) * x * x * x));
+        const T_ sigma = T_(1) / (T_(1) + e);
         const T_ du = k * (T_(1) + T_(3) * T_(0.044715) * x * x);
-        dinp[i] = dout[i] * (T_(0.5) * (T_(1) + th) + T_(0.5) * x * (T_(1) - th * th) * du);
+        dinp[i] = dout[i] * (sigma + T_(2) * x * du * e * sigma * sigma);
     }
 }
 

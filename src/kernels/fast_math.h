@@ -35,7 +35,7 @@ inline float fast_exp(float x) {
 }
 
 // tanh to about 1e-7 absolute: sign(u)·(1 − 2/(e^{2|u|} + 1)); exactly ±1 from |u| = 10
-// (tanh(9) is still 0.99999994 in float, and GELU's backward scales 1 − tanh² by up to ~x³).
+// (tanh(9) is still 0.99999994 in float, and a gradient 1 − tanh² may be scaled up a lot).
 #pragma omp declare simd notinbranch
 inline float fast_tanh(float u) {
     const float a = u < 0.0f ? -u : u;

@@ -23,29 +23,35 @@ inline float one_plus_erf(float x) {
 
 // The tanh form through the logistic function: 0.5·(1 + tanh(u)) = σ(2u) = 1 / (1 + e^(−2u)).
 // One exp and one division, no sign handling, and no 1 + tanh(u), a difference that loses the
-// left tail (off by 30% at x = −5, 0 from x = −6). The exponent is capped at 80 so that e, σ and
-// e·σ stay normal floats: σ >= 1.8e-35 there, where GELU and its gradient are 0 to all intents.
+// left tail (off by 30% at x = −5, 0 from x = −6).
 #pragma omp declare simd notinbranch
-inline float exp_minus_2u(float x) {
-    const float minus_2u = -2.0f * kSqrt2OverPi * (x + kCubic * x * x * x);
-    return fast_exp(minus_2u < 80.0f ? minus_2u : 80.0f);
-}
+inline float minus_2u(float x) { return -2.0f * kSqrt2OverPi * (x + kCubic * x * x * x); }
+
+// Far left, e^(−2u) overflows to inf and GELU is x / inf = 0, as it should be (for finite x).
+#pragma omp declare simd notinbranch
+inline float gelu_tanh(float x) { return x / (1.0f + fast_exp(minus_2u(x))); }
+
+// Beyond |−2u| = 80 (|x| above 9.67) the gradient is 0 or 1 in float, and there it is selected
+// outright: e^(−2u) overflows on the left, and 2x·du, which grows like x³, would make inf·0 of
+// the terms it multiplies.
+constexpr float kTail = 80.0f;
 
 // d gelu(x) / dx = σ + 2x·σ·(1 − σ)·du/dx, with 1 − σ = e·σ (no difference near σ = 1).
 #pragma omp declare simd notinbranch
 inline float gelu_tanh_grad(float x) {
-    const float e = exp_minus_2u(x);
+    const float m = minus_2u(x);
+    const float e = fast_exp(m);
     const float sigma = 1.0f / (1.0f + e);
     const float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
-    return sigma + 2.0f * x * du * e * sigma * sigma;
+    const float grad = sigma + 2.0f * x * du * e * sigma * sigma;
+    return m >= kTail ? 0.0f : (m <= -kTail ? 1.0f : grad);
 }
 
 template <class Out>
 void forward_tanh(Out* out, const float* inp, int64_t n) {
 #pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < n; i++) {
-        const float x = inp[i];
-        out[i] = float_to<Out>(x / (1.0f + exp_minus_2u(x)));
+        out[i] = float_to<Out>(gelu_tanh(inp[i]));
     }
 }
 

@@ -65,6 +65,33 @@ TEST(GeluTwin, LeftTailKeepsItsRelativeAccuracy) {
     }
 }
 
+// Far out, GELU is 0 (left) or x (right) and its gradient 0 or 1, for any finite input: neither
+// e^(-2u) nor the gradient's 2x·du (which grows like x³) may overflow into inf or NaN.
+TEST(GeluTwin, FarTailsAreZeroOrIdentityWithoutOverflow) {
+    const std::vector<float> left = {-9.7f, -22.0f, -31.0f, -40.0f, -1e4f, -1e13f, -1e30f, -3e38f};
+    const std::vector<float> right = {9.7f, 31.0f, 1e4f, 1e13f, 1e30f, 3e38f, std::numeric_limits<float>::infinity()};
+    for (const auto& [xs, is_left] : {std::pair{left, true}, std::pair{right, false}}) {
+        const int64_t n = static_cast<int64_t>(xs.size());
+        const std::vector<float> ones(n, 1.0f);
+        std::vector<float> out(n), dx(n);
+        kernels::gelu_forward(out.data(), xs.data(), n);
+        kernels::gelu_backward(dx.data(), ones.data(), xs.data(), n);
+        for (int64_t i = 0; i < n; i++) {
+            if (is_left) {
+                EXPECT_NEAR(out[i], 0.0f, 1e-30f) << "x = " << xs[i];  // GELU(-9.7) is -1e-34
+            } else {
+                EXPECT_EQ(out[i], xs[i]) << "x = " << xs[i];
+            }
+            EXPECT_EQ(dx[i], is_left ? 0.0f : 1.0f) << "x = " << xs[i];
+        }
+    }
+    // The twin (double) up to where du overflows: its 1 - sigma must not be inf·0.
+    const std::vector<double> x = {-22.0, -31.0, -100.0, -1e4, 22.0, 1e4}, ones(x.size(), 1.0);
+    std::vector<double> dx_r(x.size());
+    kernels::ref::gelu_backward(dx_r.data(), ones.data(), x.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); i++) EXPECT_EQ(dx_r[i], x[i] < 0 ? 0.0 : 1.0) << "x = " << x[i];
+}
+
 // The bf16 output (mixed precision) is the fp32 one rounded once.
 TEST(GeluTwin, Bf16OutputIsTheRoundedFp32Output) {
     const int64_t n = 1000;

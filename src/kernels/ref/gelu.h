@@ -17,7 +17,8 @@ void gelu_forward(T_* out, const T_* inp, int64_t n) {
     }
 }
 
-// σ + 2x σ (1 − σ) du/dx, with 1 − σ = e^(−2u) σ.
+// σ + 2x σ (1 − σ) du/dx, with 1 − σ = 1 / (1 + e^(2u)): no difference near σ = 1, and still
+// 1 where e^(−2u) overflows (x below about −21.5 in double).
 template <class T_>
 void gelu_backward(T_* dinp, const T_* dout, const T_* inp, int64_t n) {
     const T_ k = std::sqrt(T_(2) / T_(3.14159265358979323846));
@@ -25,8 +26,9 @@ void gelu_backward(T_* dinp, const T_* dout, const T_* inp, int64_t n) {
         const T_ x = inp[i];
         const T_ e = std::exp(T_(-2) * k * (x + T_(0.044715) * x * x * x));
         const T_ sigma = T_(1) / (T_(1) + e);
+        const T_ one_minus_sigma = T_(1) / (T_(1) + T_(1) / e);
         const T_ du = k * (T_(1) + T_(3) * T_(0.044715) * x * x);
-        dinp[i] = dout[i] * (sigma + T_(2) * x * du * e * sigma * sigma);
+        dinp[i] = dout[i] * (sigma + T_(2) * x * du * sigma * one_minus_sigma);
     }
 }
 

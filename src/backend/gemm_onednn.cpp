@@ -33,13 +33,18 @@ bool onednn_has_bf16_matmul(const dnnl::engine& engine) {
 // fall into the same cache sets and evict each other: GPT-2 124M's c_fc at 256 rows (K = 768,
 // N = 3072) ran at 88-94 GFLOP/s (Zen 3, 2 threads), and at 186-192 with B's rows 16 floats
 // further apart. So such a B is copied to that stride first, a pass over B that pays from 16
-// rows (with the copy counted: 1.2-1.9x on GPT-2's shapes, 16 to 256 rows).
+// rows (with the copy counted: 1.2-1.9x on GPT-2's shapes, 16 to 256 rows). Only a B of at most
+// 32 MiB is copied (a large model's c_fc; not a 1024-wide model's whole token table, which the
+// LM head multiplies by a few hundred rows at a time): the copy stays allocated with the GEMM,
+// and larger ones were never measured.
 constexpr int64_t kCollidingStride = 512;
 constexpr int64_t kStrideShift = 16;  // one cache line
 constexpr int64_t kMinRowsToCopy = 16;
+constexpr int64_t kMaxFloatsToCopy = int64_t{8} << 20;
 
 bool b_rows_collide(const GemmShape& s) {
     return !s.trans_b && s.stored_ldb() % kCollidingStride == 0 && s.M >= kMinRowsToCopy &&
+           s.K * s.N <= kMaxFloatsToCopy &&
            1.0 / static_cast<double>(s.M) + 1.0 / static_cast<double>(s.N) >= 0.0038;
 }
 

@@ -35,6 +35,8 @@ public:
                   const float* bias) override;
     std::string_view name() const override { return "onednn"; }
     bool native_bf16() const override { return native_bf16_; }
+    // The shape oneDNN is given: s, or s with B copied to a stride whose rows do not collide.
+    GemmShape as_executed(GemmShape s) const;
 
 private:
     using Key = std::tuple<int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t, int64_t,
@@ -45,8 +47,6 @@ private:
     };
     // in: the type of a and b (f32 or bf16); c and bias are f32 either way.
     Entry& entry_for(const GemmShape& s, bool has_bias, dnnl::memory::data_type in);
-    // The shape oneDNN is given: s, or s with B copied to a stride whose rows do not collide.
-    GemmShape as_executed(GemmShape s) const;
     void execute(const GemmShape& s, const void* a, const void* b, float* c, const float* bias,
                  dnnl::memory::data_type in);
 

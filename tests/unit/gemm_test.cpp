@@ -51,6 +51,7 @@ TEST(Gemm, BWithCollidingRowsIsCopiedAndTheProductUnchanged) {
         for (const bool tb : {false, true}) {
             const int64_t M = 32, K = 24, ldb = tb || N == 512 ? 512 : 1024;
             const backend::GemmShape s{.M = M, .N = N, .K = K, .trans_b = tb, .ldb = ldb, .accumulate = true};
+            EXPECT_EQ(fp32.as_executed(s).ldb, tb ? ldb : ldb + 16) << "N=" << N << " tb=" << tb;
             const auto a = random_vector(M * K, 1), b = random_vector((tb ? N : K) * ldb, 2);
             const auto bias = random_vector(N, 3);
             auto c1 = random_vector(M * N, 4);
@@ -69,6 +70,18 @@ TEST(Gemm, BWithCollidingRowsIsCopiedAndTheProductUnchanged) {
             EXPECT_TRUE(close(h1, h2, 1e-5, 1e-4)) << "bf16 N=" << N << " tb=" << tb;
         }
     }
+}
+
+TEST(Gemm, OnlyFewRowsAndAModestBAreCopied) {
+    backend::OnednnGemm gemm({.restride_on_any_isa = true});
+    const auto executed_ldb = [&](int64_t M, int64_t N, int64_t K) {
+        return gemm.as_executed({.M = M, .N = N, .K = K}).ldb;
+    };
+    EXPECT_EQ(executed_ldb(256, 3072, 768), 3072 + 16);  // GPT-2 124M's c_fc at config A's rows
+    EXPECT_EQ(executed_ldb(8, 3072, 768), 0);             // too few rows to pay for the copy
+    EXPECT_EQ(executed_ldb(4096, 3072, 768), 0);          // oneDNN packs B itself
+    EXPECT_EQ(executed_ldb(256, 2304, 768), 0);           // rows 2304 floats apart do not collide
+    EXPECT_EQ(executed_ldb(256, 1024, 50257), 0);         // a 1024-wide token table: too big a copy
 }
 
 TEST(Gemm, EmptyInnerDimensionLeavesBiasOrAccumulator) {

@@ -103,6 +103,90 @@ BENCHMARK(BM_Gemm)
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime();
 
+// Causal attention; FLOPs counted as the useful products only (forward Q·Kᵀ and P·V; backward
+// dP, dS·K, dSᵀ·Q and Pᵀ·dO) over the causal half: 2·B·NH·T(T+1)/2·HS each. Args: B, T, C, NH.
+void attention_case(benchmark::State& state, bool backward) {
+    const int64_t B = state.range(0), T = state.range(1), C = state.range(2), NH = state.range(3);
+    const auto qkv = random_buffer(B * T * 3 * C, 3), dout = random_buffer(B * T * C, 4);
+    AlignedBuffer<float> out(B * T * C), lse(B * NH * T), dqkv(B * T * 3 * C);
+    kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
+    double seconds = 0;
+    for (auto _ : state) {
+        timed(state, seconds, [&] {
+            if (backward) {
+                kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH);
+            } else {
+                kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
+            }
+        });
+    }
+    const double product = 2.0 * B * NH * (T * (T + 1) / 2.0) * (C / NH);
+    report_flops(state, seconds, (backward ? 4.0 : 2.0) * product, Precision::Fp32);
+}
+void BM_AttentionForward(benchmark::State& state) { attention_case(state, false); }
+void BM_AttentionBackward(benchmark::State& state) { attention_case(state, true); }
+BENCHMARK(BM_AttentionForward)->ArgNames({"B", "T", "C", "NH"})->Args({16, 256, 384, 6})->Args({4, 64, 768, 12})
+    ->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_AttentionBackward)->ArgNames({"B", "T", "C", "NH"})->Args({16, 256, 384, 6})->Args({4, 64, 768, 12})
+    ->Unit(benchmark::kMillisecond)->UseManualTime();
+
+// LM head + cross-entropy, config B: N = 2048, C = 384, V = 50257; arg 0: fp32, 1: bf16.
+// Forward and backward in vocabulary chunks, and training's one pass over row blocks
+// (lm_head_loss_train). Useful FLOPs: forward 2·N·C·V; backward and the one pass 4·N·C·V and
+// 6·N·C·V (the backward's recomputed logits not counted).
+enum class HeadPass { Forward, Backward, Train };
+template <class In>
+void lm_head_case(benchmark::State& state, HeadPass pass, const AlignedBuffer<In>& x, const AlignedBuffer<In>& wte,
+                  Precision precision) {
+    const int64_t N = 2048, C = 384, V = 50257, Vp = 50304;
+    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    std::vector<int32_t> targets(N);
+    Rng rng(7);
+    for (auto& t : targets) t = static_cast<int32_t>(rng.below(V));
+    const kernels::LmHeadLossShape s{
+        .N = N, .C = C, .V = V, .Vp = Vp, .chunk = kernels::lm_head_chunk(N, V), .rows = kernels::lm_head_rows(N, V)};
+    const int64_t scratch_floats = std::max(N * s.chunk, s.rows * V);
+    AlignedBuffer<float> losses(N), lse(N), logits(scratch_floats), dx(N * C), dwte(Vp * C), scratch(N);
+    AlignedBuffer<In> dlogits(std::is_same_v<In, float> ? 0 : scratch_floats);
+    In* dl = nullptr;  // fp32: in place over the logits, as the model runs it
+    if constexpr (std::is_same_v<In, float>) dl = logits.data();
+    else dl = dlogits.data();
+    kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x.data(), wte.data(), nullptr,
+                                  targets.data(), logits.data(), scratch.data());
+    double seconds = 0;
+    for (auto _ : state) {
+        timed(state, seconds, [&] {
+            if (pass == HeadPass::Backward) {
+                kernels::lm_head_loss_backward(*gemm, s, dx.data(), dwte.data(), nullptr, false, x.data(), wte.data(),
+                                               nullptr, lse.data(), targets.data(), 1.0f / N, logits.data(), dl);
+            } else if (pass == HeadPass::Train) {
+                kernels::lm_head_loss_train(*gemm, s, losses.data(), lse.data(), dx.data(), dwte.data(), nullptr,
+                                            false, x.data(), wte.data(), nullptr, targets.data(), 1.0f / N,
+                                            logits.data(), dl, scratch.data());
+            } else {
+                kernels::lm_head_loss_forward(*gemm, s, losses.data(), lse.data(), x.data(), wte.data(), nullptr,
+                                              targets.data(), logits.data(), scratch.data());
+            }
+        });
+    }
+    const double passes = pass == HeadPass::Forward ? 2.0 : pass == HeadPass::Backward ? 4.0 : 6.0;
+    report_flops(state, seconds, passes * N * C * V, precision);
+}
+void lm_head_case(benchmark::State& state, HeadPass pass) {
+    const auto x = random_buffer(2048 * 384, 5), wte = random_buffer(50304 * 384, 6, 0.1f);
+    if (state.range(0) == 1) {
+        lm_head_case(state, pass, to_half(x), to_half(wte), Precision::Bf16);
+    } else {
+        lm_head_case(state, pass, x, wte, Precision::Fp32);
+    }
+}
+void BM_LmHeadLossForward(benchmark::State& state) { lm_head_case(state, HeadPass::Forward); }
+void BM_LmHeadLossBackward(benchmark::State& state) { lm_head_case(state, HeadPass::Backward); }
+void BM_LmHeadLossTrain(benchmark::State& state) { lm_head_case(state, HeadPass::Train); }
+BENCHMARK(BM_LmHeadLossForward)->ArgName("bf16")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_LmHeadLossBackward)->ArgName("bf16")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_LmHeadLossTrain)->ArgName("bf16")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseManualTime();
+
 // ---- memory-bound --------------------------------------------------------------------------
 
 constexpr int64_t kRows = 4096, kWidth = 384;  // config C's activations: (B·T, C)

@@ -4,13 +4,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <csignal>
-#include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace lmforge::test {
@@ -89,6 +91,16 @@ inline int trained_steps(const std::string& metrics_path) {
     int n = 0;
     for (size_t at = text.find("\"loss\""); at != std::string::npos; at = text.find("\"loss\"", at + 1)) n++;
     return n;
+}
+
+// Waits until a run's metrics.jsonl holds n steps; false if the timeout came first.
+inline bool wait_for_steps(const std::string& metrics_path, int n, std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (trained_steps(metrics_path) < n) {
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
 }
 
 // Waits for pid; returns its exit status, or -signal if a signal ended it.

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <vector>
@@ -12,7 +13,11 @@ namespace lmforge {
 
 namespace {
 
-volatile std::sig_atomic_t g_signal = 0;
+// Set on the signal thread, read on the training thread: an atomic (lock-free, so the handler
+// may store to it), not a volatile sig_atomic_t, which only serves a handler and the thread it
+// interrupted.
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
 struct Installed {
     int sig;
@@ -24,7 +29,7 @@ std::vector<Installed> g_installed;
 // signal interrupted may be about to read it.
 void on_stop_signal(int sig) {
     const int saved_errno = errno;
-    g_signal = sig;
+    g_signal.store(sig, std::memory_order_relaxed);
     static const char kMessage[] =
         "lmforge: stop requested: finishing this step to save a checkpoint (send it again to stop at once)\n";
     [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
@@ -35,7 +40,7 @@ void on_stop_signal(int sig) {
 
 StopRequest::StopRequest(bool under_mpirun) {
     if (!g_installed.empty()) throw Error("StopRequest: one at a time");
-    g_signal = 0;
+    g_signal.store(0, std::memory_order_relaxed);
     std::vector<int> signals = {SIGUSR1};
     if (!under_mpirun) signals.insert(signals.end(), {SIGINT, SIGTERM});
     for (int sig : signals) {
@@ -58,7 +63,7 @@ StopRequest::~StopRequest() {
     g_installed.clear();
 }
 
-int StopRequest::signal() const { return g_signal; }
+int StopRequest::signal() const { return g_signal.load(std::memory_order_relaxed); }
 
 const char* signal_name(int sig) {
     switch (sig) {

@@ -10,7 +10,8 @@ namespace lmforge {
 
 class StopRequest {
 public:
-    // Installs the handlers until destruction (then the previous ones are back).
+    // Installs the handlers until destruction (then the previous ones are back, or SIG_IGN for
+    // a late signal, below).
     explicit StopRequest(bool under_mpirun);
     ~StopRequest();
     StopRequest(const StopRequest&) = delete;

@@ -278,6 +278,7 @@ TrainSummary train(const TrainOptions& opts) {
         return world > 1 ? static_cast<int>(comm->allreduce_max(static_cast<double>(stop->signal()))) : stop->signal();
     };
     int64_t end_step = cfg.train.max_steps;  // a stop request makes it sooner
+    int agreed_stop = 0;                     // the signal every rank agreed to stop on
     for (int64_t step = state.step; step < end_step; step++) {
         const double lr = schedule.at(step);
         if (cfg.eval.every > 0 && step % cfg.eval.every == 0) run_eval(step);
@@ -333,12 +334,15 @@ TrainSummary train(const TrainOptions& opts) {
         }
         if (bar) bar->update(static_cast<double>(step + 1), fmt::format("loss {:.3f}", loss));
         summary.train_loss = loss;
-        if (const int sig = stop_agreed(); sig != 0 && step + 1 < end_step) {
-            summary.stopped_by = sig;
-            end_step = step + 1;
+        if (const int sig = stop_agreed(); sig != 0) {
+            agreed_stop = sig;
+            if (step + 1 < end_step) {  // on the last step, the run simply ends
+                summary.stopped_by = sig;
+                end_step = step + 1;
+            }
         }
     }
-    if (summary.stopped_by != 0 && stop->signal() == 0) stop->ignore_late(summary.stopped_by);
+    if (agreed_stop != 0 && stop->signal() == 0) stop->ignore_late(agreed_stop);
     stop.reset();  // from here on, signals act as usual
     state.train_seconds += train_seconds_this_session;
     summary.steps = end_step;

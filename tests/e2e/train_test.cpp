@@ -180,10 +180,7 @@ TEST_F(TrainRun, CtrlCStopsAfterAStepWithACheckpointAndTheSameCommandGoesOnBitFo
     const pid_t pid = test::spawn_lmforge({"train", path("stopped.toml"), "--set", "optim.schedule=constant"},
                                           path("stopped.log"));
     // Three steps done: the request is heard from before the first step on.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (test::trained_steps(path("runs/stopped/metrics.jsonl")) < 3 && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    EXPECT_TRUE(test::wait_for_steps(path("runs/stopped/metrics.jsonl"), 3, std::chrono::seconds(120)));
     ::kill(pid, SIGINT);
     EXPECT_EQ(test::wait_for(pid), 128 + SIGINT);  // as a shell reports Ctrl-C
     const std::string log = test::slurp(path("stopped.log"));
@@ -220,14 +217,17 @@ TEST_F(TrainRun, SignalsReachAThreadOfTheirOwnAndNoThreadThatComputes) {
     // process (its main thread, OpenMP's worker) blocks SIGINT, SIGTERM and SIGUSR1, but one.
     config("threads", 1000000, 0);
     const pid_t pid = test::spawn_lmforge({"train", path("threads.toml")}, path("threads.log"));
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (test::trained_steps(path("runs/threads/metrics.jsonl")) < 3 && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const bool training = test::wait_for_steps(path("runs/threads/metrics.jsonl"), 3, std::chrono::seconds(120));
+    std::vector<std::string> statuses;  // read while it trains, then end it before any assertion
+    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+        statuses.push_back(test::slurp(task.path().string() + "/status"));
     }
+    ::kill(pid, SIGKILL);
+    test::wait_for(pid);
+    ASSERT_TRUE(training) << test::slurp(path("threads.log"));
     const uint64_t handled = (1ull << (SIGINT - 1)) | (1ull << (SIGTERM - 1)) | (1ull << (SIGUSR1 - 1));
     int threads = 0, taking = 0;
-    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
-        const std::string status = test::slurp(task.path().string() + "/status");
+    for (const std::string& status : statuses) {
         const size_t at = status.find("SigBlk:");
         ASSERT_NE(at, std::string::npos) << status;
         const uint64_t blocked = std::stoull(status.substr(at + 7), nullptr, 16);
@@ -235,11 +235,9 @@ TEST_F(TrainRun, SignalsReachAThreadOfTheirOwnAndNoThreadThatComputes) {
         if ((blocked & handled) == 0) {
             taking++;
         } else {
-            EXPECT_EQ(blocked & handled, handled) << task.path() << " blocks only some of them";
+            EXPECT_EQ(blocked & handled, handled) << status << "blocks only some of them";
         }
     }
-    ::kill(pid, SIGKILL);
-    test::wait_for(pid);
     EXPECT_GE(threads, 3) << "main, OpenMP's second thread and the signal thread";
     EXPECT_EQ(taking, 1);
 }

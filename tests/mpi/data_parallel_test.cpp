@@ -190,10 +190,7 @@ TEST_F(DataParallelRun, SigusrToMpirunStopsEveryRankAfterTheSameStepAndTheRunGoe
     const std::string constant = " --set optim.schedule=constant";
     const std::string cfg = config("stopped", 4, 256, 100000, 1);
     const pid_t mpirun_pid = test::spawn_lmforge_mpi(2, "train " + cfg + constant, path("mpirun.log"));
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (test::trained_steps(path("runs/stopped/metrics.jsonl")) < 3 && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    EXPECT_TRUE(test::wait_for_steps(path("runs/stopped/metrics.jsonl"), 3, std::chrono::seconds(120)));
     ::kill(mpirun_pid, SIGUSR1);
     const int status = test::wait_for(mpirun_pid);
     const std::string log = test::slurp(path("mpirun.log"));

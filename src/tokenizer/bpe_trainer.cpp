@@ -113,6 +113,10 @@ std::unique_ptr<BpeTokenizer> train_bpe(const std::vector<std::string_view>& tex
             bool has = false;
             for (size_t i = 0; i + 1 < s.size() && !has; i++) has = s[i] == a && s[i + 1] == b;
             if (!has) continue;
+            // Every pair of the old word changes count, not only those of the new one: a pair
+            // that the merge removes here but that other words still hold needs a fresh entry
+            // too, or its stale one is dropped and the pair is never merged.
+            for (size_t i = 0; i + 1 < s.size(); i++) touched[pair_of(s[i], s[i + 1])] = 0;
             add_pairs(w, -1);
             std::vector<int32_t> merged;
             for (size_t i = 0; i < s.size(); i++) {
@@ -129,8 +133,13 @@ std::unique_ptr<BpeTokenizer> train_bpe(const std::vector<std::string_view>& tex
         }
         count.erase(p);
         for (const auto& [q, unused] : touched) {
-            const int64_t cq = count[q];
-            if (cq > 0) heap.push({cq, -static_cast<int64_t>(q)});
+            const auto cq = count.find(q);
+            if (cq == count.end()) continue;  // p itself
+            if (cq->second > 0) {
+                heap.push({cq->second, -static_cast<int64_t>(q)});
+            } else {
+                count.erase(cq);
+            }
         }
     }
     std::vector<std::pair<std::string, TokenId>> vocab;

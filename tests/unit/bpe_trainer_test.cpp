@@ -31,6 +31,16 @@ TEST(BpeTrainer, MergesMostFrequentPairsTiesToLowestIds) {
     EXPECT_EQ(bpe->encode_ordinary(" cd ab"), (std::vector<TokenId>{259, 258}));
 }
 
+TEST(BpeTrainer, APairThatAMergeTakesFromSomeWordsStaysACandidate) {
+    // Words "ab" x10, "cab" x2, "ca" x3: (a,b) 12 times, (c,a) 5. Merging a+b turns "cab" into
+    // "c ab", so (c,a) drops to 3, still the most frequent pair: it must come next, then (c,ab).
+    std::vector<std::string_view> texts(10, "ab");
+    texts.insert(texts.end(), 2, "cab");
+    texts.insert(texts.end(), 3, "ca");
+    const auto bpe = train_bpe(texts, 262);
+    EXPECT_EQ(merge_strings(*bpe), (std::vector<std::string>{"a b", "c a", "c ab"}));
+}
+
 TEST(BpeTrainer, DeterministicConsistentAndRoundTrips) {
     std::string text;
     for (int i = 0; i < 400; i++) {

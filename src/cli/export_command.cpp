@@ -8,6 +8,8 @@
 
 #include "cli/commands.h"
 #include "cli/run_tokenizer.h"
+#include "core/error.h"
+#include "core/file_io.h"
 #include "data/data_home.h"
 #include "io/checkpoint.h"
 #include "io/hf_bert.h"
@@ -25,6 +27,10 @@ void add_export_command(CLI::App& app) {
     cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint directory (model.safetensors)")->required();
     cmd->add_option("--hf", f->hf, "Directory to write (config.json, model.safetensors)")->required();
     cmd->callback([f] {
+        if (path_within(f->checkpoint, f->hf)) {
+            throw InputError(fmt::format("--hf {} holds the checkpoint {}: it would be replaced", f->hf, f->checkpoint),
+                             "choose another --hf directory");
+        }
         const std::string weights = f->checkpoint + "/model.safetensors";
         if (read_model_arch(weights) == "bert") {
             auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "core/error.h"
 #include "core/file_io.h"
 #include "io/checkpoint.h"
 #include "io/hf_bert.h"
@@ -40,6 +41,10 @@ void add_import_command(CLI::App& app) {
         ->required();
     cmd->add_option("--output", f->output, "Checkpoint directory to write")->required();
     cmd->callback([f] {
+        if (path_within(f->hf, f->output)) {
+            throw InputError(fmt::format("--output {} holds the input {}: it would be replaced", f->output, f->hf),
+                             "choose another --output");
+        }
         if (is_hf_bert_dir(f->hf)) {
             const BertConfig cfg = read_hf_bert_config(f->hf);
             auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only

@@ -1,6 +1,7 @@
-// The tokenizer a run saved beside its checkpoints: the nearest "tokenizer" directory in the
-// checkpoint's directory or one of its parents (runs/<name>/tokenizer; an imported
-// checkpoint keeps its own).
+// The tokenizer a run saved beside its checkpoints: a "tokenizer" directory in the checkpoint's
+// directory (an imported checkpoint keeps its own) or in the run directory that holds it
+// (runs/<name>/tokenizer beside runs/<name>/step_000400). No further up: a tokenizer found
+// there would belong to something else.
 #pragma once
 
 #include <filesystem>
@@ -11,7 +12,9 @@ namespace lmforge::cli {
 // The directory, or "" when there is none.
 inline std::string find_run_tokenizer(const std::string& checkpoint) {
     namespace fs = std::filesystem;
-    for (fs::path p = fs::absolute(checkpoint); p.has_parent_path() && p != p.parent_path(); p = p.parent_path()) {
+    const fs::path own = fs::absolute(checkpoint).lexically_normal();
+    const fs::path dir = own.has_filename() ? own : own.parent_path();  // "ckpt/" is "ckpt"
+    for (const fs::path& p : {dir, dir.parent_path()}) {
         if (fs::is_directory(p / "tokenizer")) return (p / "tokenizer").string();
     }
     return "";

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -103,22 +104,48 @@ void write_file_atomic(const std::string& path,
     sync_parent(path);
 }
 
+std::filesystem::path directory_named(const std::string& dir) {
+    namespace fs = std::filesystem;
+    fs::path p = fs::path(dir).lexically_normal();  // "a/./b/" is "a/b/"
+    if (p.filename() == "." || p.filename() == "..") p = fs::absolute(p).lexically_normal();
+    if (!p.has_filename() && p.has_relative_path()) p = p.parent_path();  // "out/" is "out"
+    if (!p.has_filename()) throw InputError(fmt::format("{}: not a directory to write", dir), "name a directory below /");
+    return p;
+}
+
+bool path_within(const std::string& path, const std::string& dir) {
+    namespace fs = std::filesystem;
+    const fs::path inner = fs::weakly_canonical(fs::absolute(path));
+    const fs::path outer = fs::weakly_canonical(fs::absolute(directory_named(dir)));
+    auto i = inner.begin();
+    for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+        if (o->empty()) continue;  // a trailing separator
+        if (i == inner.end() || *i != *o) return false;
+    }
+    return true;
+}
+
 void publish_directory(const std::string& dir, const std::function<void(const std::string& tmp)>& write) {
     namespace fs = std::filesystem;
-    const fs::path out(dir);
+    const fs::path out = directory_named(dir);
     const std::string name = out.filename().string();
     const fs::path tmp = out.parent_path() / fmt::format(".{}.tmp-{}", name, ::getpid());
     try {
         fs::remove_all(tmp);
         fs::create_directories(tmp);
         write(tmp.string());
-        if (fs::exists(out)) {
+        if (!fs::exists(out)) {
+            fs::rename(tmp, out);
+        } else if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, out.c_str(), RENAME_EXCHANGE) == 0) {
+            fs::remove_all(tmp);  // the old directory, swapped out in one step: `out` always exists
+        } else if (errno == EINVAL || errno == ENOSYS) {
+            // A file system that cannot swap: move the old one aside, then the new one in.
             const fs::path old = out.parent_path() / fmt::format(".{}.old-{}", name, ::getpid());
             fs::rename(out, old);
             fs::rename(tmp, out);
             fs::remove_all(old);
         } else {
-            fs::rename(tmp, out);
+            throw fs::filesystem_error("rename", tmp, out, std::error_code(errno, std::generic_category()));
         }
         sync_parent(out.string());
     } catch (const fs::filesystem_error& e) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <span>
 #include <string>
@@ -38,10 +39,19 @@ void write_file_atomic(const std::string& path, std::span<const std::span<const 
 // The same for one piece of text.
 void write_text_atomic(const std::string& path, std::string_view text);
 
+// The directory a path names, as publish_directory writes it: "out/" and "out/." are "out",
+// "." is the working directory by its name; InputError for "/".
+std::filesystem::path directory_named(const std::string& dir);
+
+// Whether `path` is `dir` or lies inside it, after resolving both (symbolic links, "..", a
+// trailing "/"): a directory about to be replaced must not hold what is being read.
+bool path_within(const std::string& path, const std::string& dir);
+
 // Writes a whole directory atomically: write(tmp) fills a fresh sibling of `dir`, which then
-// replaces `dir` (an existing one is moved aside first and removed after). Readers see the
-// old directory or the new one, never a part. On failure the sibling is removed and the
-// exception goes on (filesystem errors become Error naming `dir`).
+// replaces `dir` (an existing one is swapped with it in one rename and then removed, so `dir`
+// never goes missing). Readers see the old directory or the new one, never a part. On failure
+// the sibling is removed and the exception goes on (filesystem errors become Error naming
+// `dir`).
 void publish_directory(const std::string& dir, const std::function<void(const std::string& tmp)>& write);
 
 }  // namespace lmforge

@@ -7,12 +7,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/file_io.h"
 #include "io/hf_common.h"
 #include "io/safetensors.h"
+#include "tokenizer/tokenizer.h"
 
 namespace lmforge {
 
@@ -85,16 +87,28 @@ Gpt2Config read_hf_gpt2_config(const std::string& dir) {
 void load_hf_gpt2_weights(Gpt2& model, const std::string& dir) {
     const SafetensorsReader file(dir + "/model.safetensors");
     // save_pretrained of GPT2LMHeadModel prefixes "transformer."; older files (and GPT2Model) do not.
-    const std::string prefix = file.contains(std::string(kPrefix) + "wte.weight") ? kPrefix : "";
+    const std::string prefix = file.contains(std::string(kPrefix) + "ln_f.weight") ? kPrefix : "";
+    // The embedding and the head are one tensor. Writers keep it under either name, or both
+    // (a writer that drops one of two shared tensors may keep only lm_head.weight).
+    const std::string embedding = hf_name("wte.weight", prefix);
+    const bool head_only = !file.contains(embedding) && file.contains("lm_head.weight");
     float* params = model.params().data();
-    for (const ParamSpec& s : model.layout().specs()) read_hf_tensor(file, hf_name(s.name, prefix), s, params);
+    for (const ParamSpec& s : model.layout().specs()) {
+        const std::string name = hf_name(s.name, prefix);
+        read_hf_tensor(file, head_only && name == embedding ? "lm_head.weight" : name, s, params);
+    }
     // Saved although tied, by some writers: it must be the embedding.
-    check_tied_copy(file, "lm_head.weight", model.layout().find("wte.weight"), params);
+    if (!head_only) check_tied_copy(file, "lm_head.weight", model.layout().find("wte.weight"), params);
     model.weights_changed();
 }
 
 bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* tokenizer) {
     const Gpt2Config& c = model.config();
+    // The end-of-text id begins, ends and pads sequences in transformers: the run's tokenizer's
+    // (GPT-2's 50256, the last id of a trained one), or GPT-2's where there is no tokenizer.
+    std::optional<TokenId> eot = tokenizer != nullptr ? tokenizer->eot_id() : std::optional<TokenId>(50256);
+    if (eot && *eot >= c.vocab_size) eot.reset();
+    const json eot_id = eot ? json(*eot) : json(nullptr);
     // Dropout 0: lmforge trains without it, so fine-tuning in transformers continues alike.
     json config = {{"architectures", {c.num_labels > 0 ? "GPT2ForSequenceClassification" : "GPT2LMHeadModel"}},
                          {"model_type", "gpt2"},
@@ -116,13 +130,13 @@ bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* to
                          {"reorder_and_upcast_attn", false},
                          {"tie_word_embeddings", true},
                          {"use_cache", true},
-                         {"bos_token_id", c.vocab_size > 50256 ? json(50256) : json(nullptr)},
-                         {"eos_token_id", c.vocab_size > 50256 ? json(50256) : json(nullptr)},
+                         {"bos_token_id", eot_id},
+                         {"eos_token_id", eot_id},
                          {"torch_dtype", "float32"}};
     if (c.num_labels > 0) {
         add_hf_label_maps(config, c.num_labels);
-        // GPT-2's end-of-text token pads batches (transformers needs a pad id for batches).
-        config["pad_token_id"] = c.vocab_size > 50256 ? json(50256) : json(nullptr);
+        // The end-of-text token pads batches (transformers needs a pad id for batches).
+        config["pad_token_id"] = eot_id;
     }
     SafetensorsWriter w;
     for (const ParamSpec& s : model.layout().specs()) {

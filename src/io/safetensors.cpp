@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/error.h"
 
@@ -22,8 +23,20 @@ struct DtypeName {
 constexpr DtypeName kDtypes[] = {
     {Dtype::F32, "F32", 4}, {Dtype::F64, "F64", 8}, {Dtype::BF16, "BF16", 2},
     {Dtype::F16, "F16", 2}, {Dtype::I32, "I32", 4}, {Dtype::I64, "I64", 8},
-    {Dtype::U16, "U16", 2}, {Dtype::U8, "U8", 1},
+    {Dtype::U16, "U16", 2}, {Dtype::U8, "U8", 1}, {Dtype::I8, "I8", 1},
+    {Dtype::I16, "I16", 2}, {Dtype::U32, "U32", 4}, {Dtype::U64, "U64", 8},
+    {Dtype::BOOL, "BOOL", 1}, {Dtype::F8_E4M3, "F8_E4M3", 1}, {Dtype::F8_E5M2, "F8_E5M2", 1},
 };
+
+// The bytes of `shape` elements of `size` bytes, or nothing if that overflows 64 bits (a
+// header may claim any shape).
+std::optional<uint64_t> checked_bytes(const std::vector<int64_t>& shape, size_t size) {
+    uint64_t n = size;
+    for (const int64_t s : shape) {
+        if (s < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(s), &n)) return std::nullopt;
+    }
+    return n;
+}
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the format's own limit
 
@@ -97,21 +110,30 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : file_(path) {
             }
             t.begin = offsets[0];
             t.end = offsets[1];
-            if (static_cast<uint64_t>(t.numel()) * d->size != t.end - t.begin) {
-                throw bad(fmt::format("tensor '{}': {} bytes for shape of {} {} elements", name,
-                                      t.end - t.begin, t.numel(), dt));
+            const auto want = checked_bytes(t.shape, d->size);
+            if (!want || *want != t.end - t.begin) {
+                throw bad(fmt::format("tensor '{}': {} bytes for shape [{}] of {}", name, t.end - t.begin,
+                                      fmt::join(t.shape, ", "), dt));
             }
             tensors_.emplace(name, std::move(t));
         } catch (const json::exception& e) {
             throw bad(fmt::format("tensor '{}': {}", name, e.what()));
         }
     }
-    // Tensors must not overlap (the format requires a dense, non-overlapping data section).
+    // The tensors must tile the data section exactly, as the format requires: no overlap, no
+    // hole between them and no bytes after the last (which would make the file something else
+    // too).
     std::vector<std::pair<size_t, size_t>> spans;
     for (const auto& [name, t] : tensors_) spans.emplace_back(t.begin, t.end);
     std::sort(spans.begin(), spans.end());
-    for (size_t i = 1; i < spans.size(); i++) {
-        if (spans[i].first < spans[i - 1].second) throw bad("tensors overlap");
+    size_t covered = 0;
+    for (const auto& [begin, end] : spans) {
+        if (begin < covered) throw bad("tensors overlap");
+        if (begin > covered) throw bad(fmt::format("bytes {}..{} of the data section belong to no tensor", covered, begin));
+        covered = end;
+    }
+    if (covered != data_size) {
+        throw bad(fmt::format("bytes {}..{} of the data section belong to no tensor", covered, data_size));
     }
 }
 

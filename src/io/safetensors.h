@@ -14,7 +14,9 @@
 
 namespace lmforge {
 
-enum class Dtype { F32, F64, BF16, F16, I32, I64, U16, U8 };
+// Every dtype of the format. Files may hold any of them (a BOOL mask beside the weights, say);
+// lmforge reads only the float and integer ones it names, and refuses the others when read.
+enum class Dtype { F32, F64, BF16, F16, I32, I64, U16, U8, I8, I16, U32, U64, BOOL, F8_E4M3, F8_E5M2 };
 
 size_t dtype_size(Dtype d);
 const char* dtype_name(Dtype d);  // "F32", ...

@@ -15,6 +15,8 @@
 #include "io/safetensors.h"
 #include "model/pooling.h"
 #include "temp_dir.h"
+#include "ascii_tokenizer.h"
+#include "tokenizer/tokenizer_io.h"
 #include "test_util.h"
 
 namespace lmforge::test {
@@ -90,6 +92,53 @@ TEST_F(HfInterop, CommandsRoundTripThroughACheckpoint) {
     const SafetensorsReader original(kFixtures + "/gpt2-f32/model.safetensors"),
         again(path("hf") + "/model.safetensors");
     for (const std::string& name : original.names()) EXPECT_EQ(again.read_f32(name), original.read_f32(name)) << name;
+}
+
+TEST_F(HfInterop, ImportReadsTheEmbeddingUnderTheHeadsNameAndSkipsTensorsOfOtherDtypes) {
+    // A writer that drops one of two shared tensors may keep only lm_head.weight; an older
+    // file keeps a BOOL causal mask per layer. Imported into "ckpt/", the weights are the
+    // fixture's own.
+    const SafetensorsReader original(kFixtures + "/gpt2-f32/model.safetensors");
+    SafetensorsWriter w;
+    for (const std::string& name : original.names()) {
+        const TensorInfo& t = original.info(name);
+        w.add(name == "transformer.wte.weight" ? "lm_head.weight" : name, t.dtype, t.shape, original.raw(name).data());
+    }
+    const std::vector<uint8_t> mask(16 * 16, 1);
+    w.add("transformer.h.0.attn.bias", Dtype::BOOL, {1, 1, 16, 16}, mask.data());
+    write("head-only/config.json", test::slurp(kFixtures + "/gpt2-f32/config.json"));
+    w.write(path("head-only/model.safetensors"));
+    const Outcome o = run_lmforge("import --hf " + path("head-only") + " --output " + path("ckpt") + "/");
+    ASSERT_EQ(o.status, 0) << o.err;
+    const SafetensorsReader imported(path("ckpt/model.safetensors"));
+    EXPECT_EQ(imported.read_f32("wte.weight"), original.read_f32("transformer.wte.weight"));
+    EXPECT_EQ(imported.read_f32("h.1.mlp.c_fc.weight"), original.read_f32("transformer.h.1.mlp.c_fc.weight"));
+    // Exporting over the directory that holds the checkpoint would remove it: refused.
+    const Outcome over = run_lmforge("export --checkpoint " + path("ckpt") + " --hf " + path("ckpt") + "/..");
+    EXPECT_EQ(over.status, 2) << over.err;
+    EXPECT_NE(over.err.find("holds the checkpoint"), std::string::npos) << over.err;
+    EXPECT_TRUE(std::filesystem::exists(path("ckpt/model.safetensors")));
+}
+
+TEST_F(HfInterop, ExportTakesTheEndOfTextIdFromTheRunsTokenizer) {
+    // A char tokenizer of 95 characters and <|endoftext|> = 95, for the vocabulary-101 model.
+    auto tok = nlohmann::json::parse(test::ascii_tokenizer_json());
+    tok["special_tokens"] = {{"<|endoftext|>", 95}};
+    write("tok/tokenizer.json", tok.dump());
+    const auto tokenizer = load_tokenizer(path("tok"), "");
+    ASSERT_EQ(tokenizer->eot_id(), 95);
+    const std::string src = kFixtures + "/gpt2-f32";
+    Gpt2 model(read_hf_gpt2_config(src), *gemm_);
+    load_hf_gpt2_weights(model, src);
+    const auto config_of = [&](const std::string& dir) {
+        std::ifstream in(path(dir) + "/config.json");
+        return nlohmann::json::parse(in);
+    };
+    save_hf_gpt2(model, path("with-tok"), tokenizer.get());
+    EXPECT_EQ(config_of("with-tok")["eos_token_id"], 95);
+    EXPECT_EQ(config_of("with-tok")["bos_token_id"], 95);
+    save_hf_gpt2(model, path("without"));  // GPT-2's 50256 lies outside this vocabulary
+    EXPECT_TRUE(config_of("without")["eos_token_id"].is_null());
 }
 
 // GPT2ForSequenceClassification: the head on each sequence's last non-padding token gives

@@ -54,6 +54,22 @@ TEST_F(Safetensors, RoundTripsTensorsAndMetadata) {
     EXPECT_THROW(r.info("c"), InputError);
 }
 
+TEST_F(Safetensors, TensorsOfOtherDtypesAreListedAndRefusedOnlyWhenRead) {
+    // A BOOL mask beside the weights (as older GPT-2 files keep attn.bias): the file opens,
+    // the float tensor reads, and reading the mask as floats names both dtypes.
+    const std::string p = path("mixed.safetensors");
+    write_raw(p, R"({"mask":{"dtype":"BOOL","shape":[4],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8);
+    const SafetensorsReader r(p);
+    EXPECT_EQ(r.info("mask").dtype, Dtype::BOOL);
+    EXPECT_EQ(r.read_f32("w").size(), 1u);
+    try {
+        (void)r.read_f32("mask");
+        FAIL() << "a BOOL tensor was read as F32";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("'mask' is BOOL with 4 elements, expected F32"), std::string::npos) << e.what();
+    }
+}
+
 TEST_F(Safetensors, RefusesDamagedFilesNamingThem) {
     const std::string p = path("bad.safetensors");
     std::ofstream(p, std::ios::binary) << "abc";
@@ -69,6 +85,18 @@ TEST_F(Safetensors, RefusesDamagedFilesNamingThem) {
     EXPECT_NE(error_of(p).find("unsupported dtype"), std::string::npos);
     write_raw(p, R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12);
     EXPECT_NE(error_of(p).find("overlap"), std::string::npos);
+    // The format wants the data section tiled exactly: a hole before, between or after.
+    write_raw(p, R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8);
+    EXPECT_NE(error_of(p).find("bytes 0..4 of the data section belong to no tensor"), std::string::npos);
+    write_raw(p, R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})", 12);
+    EXPECT_NE(error_of(p).find("bytes 4..8"), std::string::npos);
+    write_raw(p, R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 8);
+    EXPECT_NE(error_of(p).find("bytes 4..8"), std::string::npos);
+    // A shape whose byte count overflows 64 bits is refused, not wrapped to match.
+    write_raw(p, R"({"a":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}})", 0);
+    EXPECT_NE(error_of(p).find("bytes for shape [4611686018427387904] of F32"), std::string::npos);
+    write_raw(p, R"({"a":{"dtype":"U8","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", 0);
+    EXPECT_NE(error_of(p).find("bytes for shape"), std::string::npos);
     EXPECT_NE(error_of(path("missing")).find("cannot open"), std::string::npos);
 }
 

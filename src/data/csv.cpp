@@ -7,6 +7,8 @@
 namespace lmforge {
 
 std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std::string& path) {
+    // Spreadsheets save "CSV UTF-8" with a byte-order mark, which is no part of the first name.
+    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> row;
     std::string field;

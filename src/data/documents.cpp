@@ -50,10 +50,16 @@ DocumentSet read_documents(const std::vector<std::string>& inputs, const std::st
         const fs::path p(input);
         std::error_code ec;
         if (fs::is_directory(p, ec)) {
+            // Hidden files and everything under hidden directories (.git, .ipynb_checkpoints)
+            // are not part of a corpus.
             std::vector<fs::path> files;
-            for (const auto& e : fs::recursive_directory_iterator(p)) {
-                const std::string name = e.path().filename().string();
-                if (e.is_regular_file() && !name.empty() && name[0] != '.') files.push_back(e.path());
+            for (auto it = fs::recursive_directory_iterator(p); it != fs::recursive_directory_iterator(); ++it) {
+                const std::string name = it->path().filename().string();
+                if (!name.empty() && name[0] == '.') {
+                    if (it->is_directory()) it.disable_recursion_pending();
+                    continue;
+                }
+                if (it->is_regular_file()) files.push_back(it->path());
             }
             if (files.empty()) throw InputError(fmt::format("{}: directory holds no files", input), "check the input");
             std::sort(files.begin(), files.end());

@@ -35,9 +35,18 @@ void check_options(const PrepareOptions& o) {
     if (!(o.val_fraction >= 0 && o.val_fraction < 1)) {
         throw InputError(fmt::format("--val-fraction {} must lie in [0, 1)", o.val_fraction));
     }
-    if (o.shard_tokens <= 0) throw InputError(fmt::format("--shard-tokens {} must be positive", o.shard_tokens));
+    // A shard's header counts its tokens in 32 bits.
+    if (o.shard_tokens <= 0 || o.shard_tokens > INT32_MAX) {
+        throw InputError(fmt::format("--shard-tokens {} must lie in 1..{}", o.shard_tokens, INT32_MAX));
+    }
     if (fs::exists(o.output) && !o.overwrite) {
         throw InputError(fmt::format("{}: already exists", o.output), "choose another --output or pass --overwrite");
+    }
+    for (const std::string& input : o.inputs) {
+        if (path_within(input, o.output)) {
+            throw InputError(fmt::format("--output {} holds the input {}: it would be replaced", o.output, input),
+                             "choose another --output");
+        }
     }
 }
 
@@ -71,6 +80,27 @@ std::unique_ptr<Tokenizer> make_tokenizer(const PrepareOptions& opts, const std:
     return tokenizer;
 }
 
+// Every string value of every line of a JSONL file, one after another: the text the char
+// tokenizer's alphabet must cover (the loaders report lines that do not parse).
+std::string jsonl_strings(std::string_view raw) {
+    std::string out;
+    const std::function<void(const nlohmann::json&)> collect = [&](const nlohmann::json& j) {
+        if (j.is_string()) {
+            out += j.get_ref<const std::string&>();
+        } else if (j.is_structured()) {
+            for (const auto& v : j) collect(v);
+        }
+    };
+    size_t at = 0;
+    while (at < raw.size()) {
+        const size_t end = std::min(raw.find('\n', at), raw.size());
+        const nlohmann::json j = nlohmann::json::parse(raw.substr(at, end - at), nullptr, false);
+        if (!j.is_discarded()) collect(j);
+        at = end + 1;
+    }
+    return out;
+}
+
 // Labelled examples (classification) or instruction examples (generative fine-tuning): one
 // file, split into train/validation/test.
 PrepareReport prepare_examples(const PrepareOptions& opts) {
@@ -87,8 +117,10 @@ PrepareReport prepare_examples(const PrepareOptions& opts) {
     if (opts.tokenizer == "char") {
         const MappedFile file(opts.inputs[0]);
         const std::string tmpl = opts.instructions ? alpaca_prompt("", "-") : "";
-        tokenizer = make_tokenizer(
-            opts, {std::string_view(reinterpret_cast<const char*>(file.bytes().data()), file.size()), tmpl});
+        const std::string_view raw(reinterpret_cast<const char*>(file.bytes().data()), file.size());
+        // JSON escapes ("caf\u00e9") stand for characters the raw bytes do not show.
+        const std::string texts = opts.inputs[0].ends_with(".jsonl") ? jsonl_strings(raw) : std::string(raw);
+        tokenizer = make_tokenizer(opts, {texts, tmpl});
     } else {
         tokenizer = make_tokenizer(opts, {});
     }

@@ -40,6 +40,8 @@ TEST_F(DataCli, PreparedShardsDecodeBackToTheDocuments) {
                                            "third\tone  \r\n", "fourth"};
     for (size_t i = 0; i < docs.size(); i++) write("in/doc" + std::to_string(i) + ".txt", docs[i]);
     write("in/.hidden", "not a document");
+    write("in/.git/HEAD", "ref: refs/heads/main\n");  // nor is anything under a hidden directory
+    write("in/sub/.ipynb_checkpoints/doc-checkpoint.txt", "a stale copy");
     const Outcome o = run_lmforge("prepare --tokenizer char --val-fraction 0.25 --input " + path("in") +
                                   " --output " + path("out"));
     ASSERT_EQ(o.status, 0) << o.err;
@@ -74,10 +76,33 @@ TEST_F(DataCli, BadInputFilesAreNamed) {
     expect_refused("prepare --tokenizer char --input " + write("c.csv", "text,label\n\"x,0\n") +
                        " --label-field label --output " + path("out"),
                    path("c.csv") + ":2: a quoted field is never closed");
+    expect_refused("prepare --tokenizer char --input " + good + " --shard-tokens 3000000000 --output " + path("out"),
+                   "--shard-tokens 3000000000 must lie in 1..2147483647");
+    write("corpus/a.txt", "hello");
+    expect_refused("prepare --tokenizer char --overwrite --input " + path("corpus") + " --output " + path("corpus") + "/",
+                   "holds the input " + path("corpus"));
+    EXPECT_TRUE(fs::exists(path("corpus/a.txt")));
     fs::create_directories(path("exists"));
     const Outcome o = run_lmforge("prepare --tokenizer char --input " + good + " --output " + path("exists"));
     EXPECT_EQ(o.status, 2);
     EXPECT_NE(o.err.find("already exists"), std::string::npos) << o.err;
+}
+
+TEST_F(DataCli, CharAlphabetOfJsonlCoversEscapedCharactersAndOutputMayEndInASlash) {
+    // Python's json.dumps writes every non-ASCII character as an escape; the alphabet must
+    // hold the character, not the escape's letters. A trailing slash names the same output.
+    std::string lines;
+    for (int i = 0; i < 20; i++) {
+        lines += i % 2 == 0 ? "{\"text\": \"caf\\u00e9\\tbar\", \"label\": \"a\"}\n"
+                            : "{\"text\": \"the caf\\u00e9\", \"label\": \"b\"}\n";
+    }
+    const std::string in = write("l.jsonl", lines);
+    const Outcome o = run_lmforge("prepare --tokenizer char --label-field label --input " + in +
+                                  " --output " + path("out") + "/");
+    ASSERT_EQ(o.status, 0) << o.err;
+    const auto tokenizer = load_tokenizer(path("out"), "");
+    EXPECT_EQ(tokenizer->decode(tokenizer->encode_ordinary("caf\u00e9\t")), "caf\u00e9\t");
+    EXPECT_FALSE(fs::exists(path("out/out")));
 }
 
 TEST_F(DataCli, VocabularyFilesThatDoNotParseAreNamed) {

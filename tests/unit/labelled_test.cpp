@@ -27,6 +27,12 @@ TEST(Csv, QuotesCommasLineBreaksAndCrlf) {
     EXPECT_EQ(parse_csv("a,b\n1,2", "t.csv").size(), 2u);  // no final line break
 }
 
+TEST(Csv, AByteOrderMarkIsNoPartOfTheFirstName) {
+    // Spreadsheets save "CSV UTF-8" with one.
+    const auto rows = parse_csv("\xEF\xBB\xBFtext,label\nhello,x\n", "t.csv");
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0], (std::vector<std::string>{"text", "label"}));
+}
 
 TEST(Csv, ErrorsNameTheLine) {
     EXPECT_NE(test::input_error_of([] { parse_csv("a,b\n1,2\n3\n", "t.csv"); }).find("t.csv:3: 1 fields, but the header has 2"),

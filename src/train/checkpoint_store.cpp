@@ -32,15 +32,31 @@ std::string CheckpointStore::save(const Model& model, const OptimizerMoments& mo
             }
         });
     }
-    std::vector<std::string> steps;
+    // Oldest first by step number: past step 999999 the names grow a digit and no longer sort
+    // as text.
+    std::vector<std::pair<int64_t, std::string>> steps;
     for (const auto& e : fs::directory_iterator(dir_)) {
         const std::string n = e.path().filename().string();
-        if (e.is_directory() && n.rfind("step_", 0) == 0) steps.push_back(n);
+        if (!e.is_directory() || n.rfind("step_", 0) != 0) continue;
+        try {
+            size_t used = 0;
+            const int64_t step = std::stoll(n.substr(5), &used);
+            if (used == n.size() - 5) steps.emplace_back(step, n);
+        } catch (const std::exception&) {
+            // not a checkpoint of ours: left alone
+        }
     }
     std::sort(steps.begin(), steps.end());
     for (size_t i = 0; i + static_cast<size_t>(keep_last_) < steps.size(); i++) {
-        if (steps[i] != name) fs::remove_all(fs::path(dir_) / steps[i]);
+        if (steps[i].second != name) fs::remove_all(fs::path(dir_) / steps[i].second);
     }
+    return path;
+}
+
+std::string CheckpointStore::save_best(const Model& model, const OptimizerMoments& moments, const TrainingState& state,
+                                       const std::string& config_toml) {
+    const std::string path = run_dir_ + "/best";
+    save_checkpoint(path, model, moments, state, config_toml);
     return path;
 }
 

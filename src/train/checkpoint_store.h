@@ -20,6 +20,11 @@ public:
     std::string save(const Model& model, const OptimizerMoments& moments, const TrainingState& state,
                      const std::string& config_toml, bool is_best);
 
+    // Saves the checkpoint for state.step as best/ only (an evaluation that improved on a step
+    // that keeps no checkpoint); `latest` and the kept checkpoints stay as they are.
+    std::string save_best(const Model& model, const OptimizerMoments& moments, const TrainingState& state,
+                          const std::string& config_toml);
+
     // The directory `latest` names, if any.
     std::optional<std::string> latest() const;
 

@@ -1,9 +1,11 @@
 #include "train/config.h"
 
 #include <fmt/format.h>
+
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -298,6 +300,20 @@ void validate_config(const TrainConfig& c) {
                                  {"sample.tokens", c.sample.tokens}, {"train.epochs", c.train.epochs}}) {
         positive(key, v);
     }
+    for (const auto& [key, v] : {std::pair{"optim.lr", c.optim.lr}, {"optim.min_lr_ratio", c.optim.min_lr_ratio},
+                                 {"optim.weight_decay", c.optim.weight_decay}, {"optim.grad_clip", c.optim.grad_clip},
+                                 {"optim.beta1", c.optim.beta1}, {"optim.beta2", c.optim.beta2}, {"optim.eps", c.optim.eps},
+                                 {"dist.bucket_mb", c.dist.bucket_mb}, {"log.peak_gflops", c.log.peak_gflops},
+                                 {"sample.temperature", c.sample.temperature}}) {
+        require(std::isfinite(v), key, show(v), "must be a finite number");
+    }
+    // AdamW computes in single precision: a beta that rounds to 1 there makes the bias
+    // correction 0 (beta2 = 0.99999999), an eps that rounds to 0 divides by zero.
+    for (const auto& [key, v] : {std::pair{"optim.beta1", c.optim.beta1}, {"optim.beta2", c.optim.beta2}}) {
+        require(static_cast<float>(v) < 1.0f, key, show(v), "rounds to 1 in single precision: use at most 0.9999999");
+    }
+    require(static_cast<float>(c.optim.eps) > 0.0f, "optim.eps", show(c.optim.eps),
+            "rounds to 0 in single precision: use at least 1e-38");
     require(c.optim.lr > 0, "optim.lr", show(c.optim.lr), "must be positive");
     require(c.optim.min_lr_ratio >= 0 && c.optim.min_lr_ratio <= 1, "optim.min_lr_ratio", show(c.optim.min_lr_ratio),
             "must lie in [0, 1]");

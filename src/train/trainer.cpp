@@ -58,6 +58,25 @@ void check_writable(const std::string& dir) {
 
 std::string fmt_ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
 
+// A run resumes only the model it was started with. Some changes would load without a shape
+// error (fewer layers read the first ones; other heads leave every tensor's shape as it was),
+// so the checkpoint's recorded configuration is compared field by field.
+void check_same_model(const std::string& weights, const Gpt2Config& now) {
+    const Gpt2Config saved = read_model_config(weights);
+    const std::pair<const char*, std::pair<int64_t, int64_t>> fields[] = {
+        {"n_layer", {saved.n_layer, now.n_layer}},          {"n_head", {saved.n_head, now.n_head}},
+        {"n_embd", {saved.n_embd, now.n_embd}},             {"vocab_size", {saved.vocab_size, now.vocab_size}},
+        {"block_size", {saved.block_size, now.block_size}}, {"num_labels", {saved.num_labels, now.num_labels}},
+    };
+    for (const auto& [name, values] : fields) {
+        if (values.first != values.second) {
+            throw InputError(fmt::format("{}: the checkpoint's model has {} = {}, the configuration {}", weights, name,
+                                         values.first, values.second),
+                             "resume with the run's own model settings, or start a new run directory");
+        }
+    }
+}
+
 }  // namespace
 
 std::string run_dir_for(const TrainConfig& c, const std::string& config_path) {
@@ -126,11 +145,16 @@ TrainSummary train(const TrainOptions& opts) {
     if (opts.resume && !latest) {
         throw InputError(fmt::format("{}: no checkpoint to resume from", run), "drop --resume to start the run");
     }
-    if (lead) {
-        log::set_file(run + "/train.log");
-        write_text_atomic(run + "/config.toml", config_toml);
-        if (tokenizer) tokenizer->save(run + "/tokenizer");
+    if (latest) check_same_model(*latest + "/model.safetensors", mcfg);
+    if (tokenizer && !cfg.sample.prompt.empty() && (cfg.sample.every > 0 || cfg.sample.count > 0)) {
+        const size_t n = tokenizer->encode_ordinary(cfg.sample.prompt).size();
+        if (n > static_cast<size_t>(mcfg.block_size)) {
+            throw InputError(fmt::format("sample.prompt is {} tokens, longer than the model's context ({} tokens)", n,
+                                         mcfg.block_size),
+                             "shorten sample.prompt");
+        }
     }
+    if (lead) log::set_file(run + "/train.log");
 
     auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
     std::string precision_why;
@@ -155,6 +179,11 @@ TrainSummary train(const TrainOptions& opts) {
             load_model_weights(model, cfg.model.init_from + "/model.safetensors");
             log::info("weights from {}", cfg.model.init_from);
         }
+    }
+    // The inputs have passed every check: the run directory may record them.
+    if (lead) {
+        write_text_atomic(run + "/config.toml", config_toml);
+        if (tokenizer) tokenizer->save(run + "/tokenizer");
     }
     // Every rank starts from rank 0's parameters exactly (seeded alike anyway).
     comm->broadcast(model.params().data(), model.params().size() * sizeof(float), 0);
@@ -217,6 +246,8 @@ TrainSummary train(const TrainOptions& opts) {
         peak_gflops = again;
     };
     std::vector<int32_t> x(B * T), y(B * T);
+    const double train_seconds_before = state.train_seconds;
+    double tokens_this_session = 0, train_seconds_this_session = 0;
     double last_val = std::numeric_limits<double>::quiet_NaN();
     int64_t last_val_step = -1;
     const auto run_eval = [&](int64_t step) {
@@ -230,20 +261,29 @@ TrainSummary train(const TrainOptions& opts) {
         log::info("step {:>6}: val loss {:.4f}, perplexity {:.2f}{}", step, e.loss, e.perplexity,
                   e.loss < state.best_val_loss ? " (best)" : "");
     };
-    const auto save = [&](int64_t step) {
+    // A checkpoint at `step`; with only_best, written as best/ alone (an evaluation that
+    // improved on a step that keeps no checkpoint).
+    const auto save = [&](int64_t step, bool only_best = false) {
         state.step = step;
         state.loader = train_loader.state();
         state.sample_rng = sample_rng.state();
+        state.train_seconds = train_seconds_before + train_seconds_this_session;
         const bool best = last_val_step == step && last_val < state.best_val_loss;
         if (best) state.best_val_loss = last_val;
         const DataParallel::MomentsToSave moments = dp.moments_for_save(0);  // collective
         std::string dir;
         if (lead) {
-            dir = store.save(model, moments.moments(), state, config_toml, best);
-            log::info("step {:>6}: checkpoint {}{}", step, dir, best ? " (best)" : "");
+            dir = only_best ? store.save_best(model, moments.moments(), state, config_toml)
+                            : store.save(model, moments.moments(), state, config_toml, best);
+            log::info("step {:>6}: checkpoint {}{}", step, dir, best && !only_best ? " (best)" : "");
         }
         comm->barrier();
         return dir;
+    };
+    // After the evaluations and checkpoints of a step: an evaluation that improved is kept as
+    // best/ even where no checkpoint falls.
+    const auto keep_best = [&](int64_t step, bool saved) {
+        if (!saved && last_val_step == step && last_val < state.best_val_loss) save(step, true);
     };
     const auto show_sample = [&](int64_t step) -> std::string {
         const int32_t start = tokenizer && tokenizer->eot_id() ? *tokenizer->eot_id() : 0;
@@ -270,7 +310,6 @@ TrainSummary train(const TrainOptions& opts) {
         bar->update(static_cast<double>(state.step), "");
         log::set_stderr_sink([&bar](const std::string& line) { bar->print_above(line); });
     }
-    double tokens_this_session = 0, train_seconds_this_session = 0;
     double data_s = 0, fwd_s = 0, bwd_s = 0, opt_s = 0, comm_s = 0;
     // Ctrl-C and the like stop the loop between steps; every rank stops after the same one.
     auto stop = std::make_unique<StopRequest>(comm->name() == "mpi");
@@ -282,7 +321,9 @@ TrainSummary train(const TrainOptions& opts) {
     for (int64_t step = state.step; step < end_step; step++) {
         const double lr = schedule.at(step);
         if (cfg.eval.every > 0 && step % cfg.eval.every == 0) run_eval(step);
-        if (cfg.checkpoint.every > 0 && step % cfg.checkpoint.every == 0 && step > summary.start_step) save(step);
+        const bool checkpoint_due = cfg.checkpoint.every > 0 && step % cfg.checkpoint.every == 0 && step > summary.start_step;
+        if (checkpoint_due) save(step);
+        keep_best(step, checkpoint_due);
         if (lead && cfg.sample.every > 0 && step > 0 && step % cfg.sample.every == 0) show_sample(step);
 
         Timer step_timer, phase;
@@ -344,7 +385,7 @@ TrainSummary train(const TrainOptions& opts) {
     }
     if (agreed_stop != 0 && stop->signal() == 0) stop->ignore_late(agreed_stop);
     stop.reset();  // from here on, signals act as usual
-    state.train_seconds += train_seconds_this_session;
+    state.train_seconds = train_seconds_before + train_seconds_this_session;
     summary.steps = end_step;
     if (summary.stopped_by != 0) {
         // Only a checkpoint, so that the run resumes exactly where it stopped.
@@ -354,7 +395,9 @@ TrainSummary train(const TrainOptions& opts) {
     } else {
         // The end: a last evaluation and checkpoint, the plots, the samples.
         run_eval(end_step);
-        if (summary.start_step < end_step || !latest) save(end_step);
+        const bool final_checkpoint = summary.start_step < end_step || !latest;
+        if (final_checkpoint) save(end_step);
+        keep_best(end_step, final_checkpoint);
     }
     if (bar) {
         bar->finish();

@@ -284,6 +284,9 @@ TEST_F(TrainRun, RunDirectoryHoldsMetricsPlotsAndEvents) {
     }
     EXPECT_EQ(events, 1u);
     EXPECT_TRUE(fs::exists(path("runs/outputs/config.toml")));
+    // Every checkpoint records the training time so far, not only the last.
+    const auto middle = nlohmann::json::parse(test::slurp(path("runs/outputs/checkpoints/step_000020/state.json")));
+    EXPECT_GT(middle["train_seconds"].get<double>(), 0.0);
     EXPECT_NE(test::slurp(path("runs/outputs/train.log")).find("val loss"), std::string::npos);
     // Plots on demand give the same files.
     const std::string png = test::slurp(path("runs/outputs/plots/loss.png"));
@@ -319,8 +322,49 @@ TEST_F(TrainRun, BadInputGivesOneLine) {
                           path("nowhere") + ": no such data directory");
     expect_one_line_error(run_lmforge("train " + base + " --set run.dir=/proc/1/lmforge-run"), "is not writable");
     ASSERT_EQ(run_lmforge("train " + base).status, 0);
+    const std::string config_toml = test::slurp(path("runs/bad/config.toml"));
+    // A resume with another model is refused, also where every tensor would keep its shape
+    // (other heads) or the checkpoint holds more than the model reads (fewer layers); the run
+    // directory's record of its configuration stays as it was.
+    const std::string weights = path("runs/bad/checkpoints/step_000004/model.safetensors");
     expect_one_line_error(run_lmforge("train " + base + " --set model.n_embd=32 --set train.max_steps=6"),
-                          "tensor 'wte.weight' has shape [23, 64], this model needs [23, 32]");
+                          weights + ": the checkpoint's model has n_embd = 64, the configuration 32");
+    expect_one_line_error(run_lmforge("train " + base + " --set model.n_head=2 --set train.max_steps=6"),
+                          "the checkpoint's model has n_head = 4, the configuration 2");
+    expect_one_line_error(run_lmforge("train " + base + " --set model.n_layer=1 --set train.max_steps=6"),
+                          "the checkpoint's model has n_layer = 2, the configuration 1");
+    EXPECT_EQ(test::slurp(path("runs/bad/config.toml")), config_toml);
+    // A sample prompt longer than the context would fail at the first sample, and again on
+    // every resume: refused before the first step.
+    expect_one_line_error(run_lmforge("train " + config("prompt", 4, 2) + " --set sample.every=2 --set sample.prompt=" +
+                                      std::string(65, 'a')),
+                          "sample.prompt is 65 tokens, longer than the model's context (64 tokens)");
+    EXPECT_FALSE(fs::exists(path("runs/prompt/config.toml")));
+}
+
+TEST_F(TrainRun, BestHoldsTheLowestValidationLossEvenWhereNoCheckpointFalls) {
+    // Evaluations every 10 steps, a checkpoint only at the end: best/ is the evaluation with the
+    // lowest loss, whichever step it fell on. The rising learning rate of a long warm-up makes
+    // the loss climb after its first fall, so the best step is not the last.
+    ASSERT_EQ(run_lmforge("train " + config("best", 40, 0) + " --set optim.lr=0.3 --set optim.warmup_steps=40").status, 0);
+    double lowest = 1e9;
+    int64_t lowest_step = -1;
+    std::ifstream in(path("runs/best/metrics.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+        const auto j = nlohmann::json::parse(line);
+        if (j.contains("val_loss") && j["val_loss"].get<double>() < lowest) {
+            lowest = j["val_loss"];
+            lowest_step = j["step"];
+        }
+    }
+    ASSERT_GE(lowest_step, 0);
+    ASSERT_LT(lowest_step, 40) << "the test needs a run whose best evaluation is not its last";
+    const auto best = nlohmann::json::parse(test::slurp(path("runs/best/best/state.json")));
+    EXPECT_EQ(best["step"].get<int64_t>(), lowest_step);
+    EXPECT_NEAR(best["best_val_loss"].get<double>(), lowest, 1e-6 * lowest);
+    const auto e = run_lmforge("eval --batches 3 --batch-size 4 --seq-len 64 --checkpoint " + path("runs/best/best") + " --data " + path("data"));
+    ASSERT_EQ(e.status, 0) << e.err;
+    EXPECT_NEAR(nlohmann::json::parse(e.out)["loss"].get<double>(), lowest, 1e-4 * lowest);
 }
 
 TEST_F(TrainRun, AFullDiskDuringACheckpointLeavesThePreviousOneIntact) {

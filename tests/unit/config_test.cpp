@@ -83,6 +83,21 @@ TEST(Config, ValuesOutOfRangeNameTheKey) {
     EXPECT_NE(input_error_of([] { parse("[train]\nmax_steps = 3\n"); }).find("data.dir"), std::string::npos);
 }
 
+TEST(Config, FloatsThatSinglePrecisionCannotHoldAreRefused) {
+    const auto error_of = [](const std::string& optim) {
+        return input_error_of([&] { parse("[data]\ndir = \"d\"\n[optim]\n" + optim + "\n"); });
+    };
+    // 0.99999999 < 1 as a double, but 1.0f in AdamW: its bias correction would be 0.
+    EXPECT_NE(error_of("beta2 = 0.99999999").find("optim.beta2 = 0.99999999 rounds to 1 in single precision"),
+              std::string::npos);
+    EXPECT_NE(error_of("beta1 = 0.999999999").find("optim.beta1"), std::string::npos);
+    EXPECT_NE(error_of("eps = 1e-50").find("optim.eps = 1e-50 rounds to 0 in single precision"), std::string::npos);
+    EXPECT_NE(error_of("eps = inf").find("optim.eps = inf must be a finite number"), std::string::npos);
+    EXPECT_NE(error_of("lr = inf").find("optim.lr = inf must be a finite number"), std::string::npos);
+    EXPECT_NE(error_of("grad_clip = nan").find("optim.grad_clip = nan must be a finite number"), std::string::npos);
+    EXPECT_EQ(error_of("beta2 = 0.9999999"), "no error");
+}
+
 TEST(Config, ResolvedDumpParsesBackToTheSame) {
     const TrainConfig c = parse("[data]\ndir = \"a \\\"b\\\"\\n\"\n[optim]\nlr = 2.5e-4\n[sample]\nprompt = \"x\\ty\"\n");
     const std::string dumped = config_to_toml(c);

@@ -119,7 +119,6 @@ bool path_within(const std::string& path, const std::string& dir) {
     const fs::path outer = fs::weakly_canonical(fs::absolute(directory_named(dir)));
     auto i = inner.begin();
     for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
-        if (o->empty()) continue;  // a trailing separator
         if (i == inner.end() || *i != *o) return false;
     }
     return true;
@@ -137,7 +136,8 @@ void publish_directory(const std::string& dir, const std::function<void(const st
         if (!fs::exists(out)) {
             fs::rename(tmp, out);
         } else if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, out.c_str(), RENAME_EXCHANGE) == 0) {
-            fs::remove_all(tmp);  // the old directory, swapped out in one step: `out` always exists
+            std::error_code ignored;  // the new directory is in place: a leftover is no failure
+            fs::remove_all(tmp, ignored);  // the old directory, swapped out in one step
         } else if (errno == EINVAL || errno == ENOSYS) {
             // A file system that cannot swap: move the old one aside, then the new one in.
             const fs::path old = out.parent_path() / fmt::format(".{}.old-{}", name, ::getpid());

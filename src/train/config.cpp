@@ -8,6 +8,7 @@
 #include <cmath>
 #include <charconv>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -305,15 +306,9 @@ void validate_config(const TrainConfig& c) {
                                  {"optim.beta1", c.optim.beta1}, {"optim.beta2", c.optim.beta2}, {"optim.eps", c.optim.eps},
                                  {"dist.bucket_mb", c.dist.bucket_mb}, {"log.peak_gflops", c.log.peak_gflops},
                                  {"sample.temperature", c.sample.temperature}}) {
-        require(std::isfinite(v), key, show(v), "must be a finite number");
+        require(std::isfinite(v) && std::abs(v) <= std::numeric_limits<float>::max(), key, show(v),
+                "must be a finite number in single precision");
     }
-    // AdamW computes in single precision: a beta that rounds to 1 there makes the bias
-    // correction 0 (beta2 = 0.99999999), an eps that rounds to 0 divides by zero.
-    for (const auto& [key, v] : {std::pair{"optim.beta1", c.optim.beta1}, {"optim.beta2", c.optim.beta2}}) {
-        require(static_cast<float>(v) < 1.0f, key, show(v), "rounds to 1 in single precision: use at most 0.9999999");
-    }
-    require(static_cast<float>(c.optim.eps) > 0.0f, "optim.eps", show(c.optim.eps),
-            "rounds to 0 in single precision: use at least 1e-38");
     require(c.optim.lr > 0, "optim.lr", show(c.optim.lr), "must be positive");
     require(c.optim.min_lr_ratio >= 0 && c.optim.min_lr_ratio <= 1, "optim.min_lr_ratio", show(c.optim.min_lr_ratio),
             "must lie in [0, 1]");
@@ -322,6 +317,13 @@ void validate_config(const TrainConfig& c) {
     require(c.optim.beta1 >= 0 && c.optim.beta1 < 1, "optim.beta1", show(c.optim.beta1), "must lie in [0, 1)");
     require(c.optim.beta2 >= 0 && c.optim.beta2 < 1, "optim.beta2", show(c.optim.beta2), "must lie in [0, 1)");
     require(c.optim.eps > 0, "optim.eps", show(c.optim.eps), "must be positive");
+    // AdamW computes in single precision: a beta that rounds to 1 there makes the bias
+    // correction 0 (beta2 = 0.99999999), an eps that rounds to 0 divides by zero.
+    for (const auto& [key, v] : {std::pair{"optim.beta1", c.optim.beta1}, {"optim.beta2", c.optim.beta2}}) {
+        require(static_cast<float>(v) < 1.0f, key, show(v), "rounds to 1 in single precision: use at most 0.9999999");
+    }
+    require(static_cast<float>(c.optim.eps) > 0.0f, "optim.eps", show(c.optim.eps),
+            "rounds to 0 in single precision: use at least 1e-38");
     require(c.optim.zero_stage == 0 || c.optim.zero_stage == 1, "optim.zero_stage", show(c.optim.zero_stage),
             "must be 0 or 1");
     require(c.dist.bucket_mb > 0, "dist.bucket_mb", show(c.dist.bucket_mb), "must be positive");

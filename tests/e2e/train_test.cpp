@@ -287,6 +287,9 @@ TEST_F(TrainRun, RunDirectoryHoldsMetricsPlotsAndEvents) {
     // Every checkpoint records the training time so far, not only the last.
     const auto middle = nlohmann::json::parse(test::slurp(path("runs/outputs/checkpoints/step_000020/state.json")));
     EXPECT_GT(middle["train_seconds"].get<double>(), 0.0);
+    // A step checkpoint finds the run's tokenizer two levels up (run/checkpoints/step_N).
+    const auto sampled = run_lmforge("sample --max-new-tokens 4 --checkpoint " + path("runs/outputs/checkpoints/step_000020"));
+    EXPECT_EQ(sampled.status, 0) << sampled.err;
     EXPECT_NE(test::slurp(path("runs/outputs/train.log")).find("val loss"), std::string::npos);
     // Plots on demand give the same files.
     const std::string png = test::slurp(path("runs/outputs/plots/loss.png"));

@@ -92,10 +92,13 @@ TEST(Config, FloatsThatSinglePrecisionCannotHoldAreRefused) {
               std::string::npos);
     EXPECT_NE(error_of("beta1 = 0.999999999").find("optim.beta1"), std::string::npos);
     EXPECT_NE(error_of("eps = 1e-50").find("optim.eps = 1e-50 rounds to 0 in single precision"), std::string::npos);
-    EXPECT_NE(error_of("eps = inf").find("optim.eps = inf must be a finite number"), std::string::npos);
-    EXPECT_NE(error_of("lr = inf").find("optim.lr = inf must be a finite number"), std::string::npos);
-    EXPECT_NE(error_of("grad_clip = nan").find("optim.grad_clip = nan must be a finite number"), std::string::npos);
+    EXPECT_NE(error_of("eps = inf").find("optim.eps = inf must be a finite number in single precision"), std::string::npos);
+    EXPECT_NE(error_of("lr = 1e300").find("optim.lr = 1e+300 must be a finite number in single precision"), std::string::npos);
+    EXPECT_NE(error_of("grad_clip = nan").find("optim.grad_clip = nan must be a finite number in single precision"), std::string::npos);
     EXPECT_EQ(error_of("beta2 = 0.9999999"), "no error");
+    // Out of range is said as such, before any rounding.
+    EXPECT_NE(error_of("beta2 = 1.0").find("optim.beta2 = 1.0 must lie in [0, 1)"), std::string::npos);
+    EXPECT_NE(error_of("eps = 0.0").find("optim.eps = 0.0 must be positive"), std::string::npos);
 }
 
 TEST(Config, ResolvedDumpParsesBackToTheSame) {

@@ -19,12 +19,13 @@ namespace lmforge::cli {
 namespace {
 
 // Hugging Face keeps GPT-2's tokenizer as tokenizer.json, or as vocab.json + merges.txt
-// (GPT-2's encoder.json + vocab.bpe under other names). Null when the directory has neither.
+// (GPT-2's encoder.json + vocab.bpe under other names, with added_tokens.json). Null when the directory has neither.
 std::unique_ptr<Tokenizer> hf_tokenizer(const std::string& dir) {
     namespace fs = std::filesystem;
     if (fs::exists(dir + "/tokenizer.json")) return load_tokenizer_json(dir + "/tokenizer.json");
     if (fs::exists(dir + "/vocab.json") && fs::exists(dir + "/merges.txt")) {
-        return load_gpt2_files(dir + "/vocab.json", dir + "/merges.txt");
+        const std::string added = dir + "/added_tokens.json";
+        return load_gpt2_files(dir + "/vocab.json", dir + "/merges.txt", fs::exists(added) ? added : "");
     }
     return nullptr;
 }

@@ -320,6 +320,8 @@ void BpeTokenizer::save(const std::string& dir) const {
     write_file_atomic(dir + "/encoder.json", json_parts);
     const std::span<const std::byte> bpe_parts[] = {std::as_bytes(std::span(bpe))};
     write_file_atomic(dir + "/vocab.bpe", bpe_parts);
+    // encoder.json alone marks only <|...|> tokens as special; this names every one ([PAD] too).
+    write_text_atomic(dir + "/added_tokens.json", nlohmann::json(specials_).dump(1) + "\n");
 }
 
 }  // namespace lmforge

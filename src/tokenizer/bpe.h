@@ -30,7 +30,7 @@ public:
     int64_t vocab_size() const override { return static_cast<int64_t>(id_bytes_.size()); }
     std::string kind() const override { return "bpe"; }
     std::vector<size_t> safe_cuts(std::string_view text, size_t every) const override;
-    void save(const std::string& dir) const override;  // encoder.json + vocab.bpe
+    void save(const std::string& dir) const override;  // encoder.json + vocab.bpe + added_tokens.json
     TokenId add_special(const std::string& text) override;
 
     // The BPE of one pre-tokenized piece, appended to out. A piece that is itself a token is

@@ -18,28 +18,33 @@ TokenId Tokenizer::add_special(const std::string& text) {
 }
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text) const {
+    // Each special's next occurrence, searched again only once the text has passed it: every
+    // special scans the text once, however many there are and however often they occur.
+    struct Next {
+        std::string_view token;
+        TokenId id;
+        size_t at;
+    };
+    std::vector<Next> next;
+    for (const auto& [s, id] : specials_) next.push_back({s, id, text.find(s)});
     std::vector<TokenId> out;
     size_t at = 0;
     while (at < text.size()) {
         // The earliest special token from here (the longest, if two start together).
-        size_t best = std::string_view::npos, best_len = 0;
-        TokenId best_id = 0;
-        for (const auto& [s, id] : specials_) {
-            const size_t hit = text.find(s, at);
-            if (hit < best || (hit == best && hit != std::string_view::npos && s.size() > best_len)) {
-                best = hit;
-                best_len = s.size();
-                best_id = id;
-            }
+        const Next* best = nullptr;
+        for (Next& n : next) {
+            if (n.at != std::string_view::npos && n.at < at) n.at = text.find(n.token, at);
+            if (n.at == std::string_view::npos) continue;
+            if (best == nullptr || n.at < best->at || (n.at == best->at && n.token.size() > best->token.size())) best = &n;
         }
-        const size_t stop = best == std::string_view::npos ? text.size() : best;
+        const size_t stop = best == nullptr ? text.size() : best->at;
         if (stop > at) {
             const std::vector<TokenId> part = encode_ordinary(text.substr(at, stop - at));
             out.insert(out.end(), part.begin(), part.end());
         }
-        if (best == std::string_view::npos) break;
-        out.push_back(best_id);
-        at = best + best_len;
+        if (best == nullptr) break;
+        out.push_back(best->id);
+        at = best->at + best->token.size();
     }
     return out;
 }

@@ -44,16 +44,17 @@ bool looks_special(const std::string& token) {
     return token.size() > 4 && token.rfind("<|", 0) == 0 && token.compare(token.size() - 2, 2, "|>") == 0;
 }
 
-// encoder.json-style {token: id}: ordinary tokens (byte-level) and special ones (<|...|>).
+// encoder.json-style {token: id}: ordinary tokens (byte-level) and special ones (<|...|>, or any
+// token KNOWN_SPECIALS names).
 void read_vocab(const json& j, const std::string& where, std::vector<std::pair<std::string, TokenId>>& vocab,
-                std::map<std::string, TokenId>& specials) {
+                std::map<std::string, TokenId>& specials, const std::map<std::string, TokenId>& known_specials = {}) {
     if (!j.is_object()) throw InputError(fmt::format("{}: the vocabulary is not a JSON object", where));
     for (const auto& [token, id] : j.items()) {
         if (!id.is_number_integer()) {
             throw InputError(fmt::format("{}: token '{}' has a non-integer id", where, token),
                              "the vocabulary file is damaged");
         }
-        if (looks_special(token)) {
+        if (looks_special(token) || known_specials.contains(token)) {
             specials[token] = id.get<TokenId>();
         } else {
             vocab.emplace_back(token_bytes(token, where), id.get<TokenId>());
@@ -61,12 +62,31 @@ void read_vocab(const json& j, const std::string& where, std::vector<std::pair<s
     }
 }
 
+std::map<std::string, TokenId> read_added_tokens(const std::string& path) {
+    std::map<std::string, TokenId> added;
+    const json j = parse_json_file(path);
+    if (!j.is_object()) throw InputError(fmt::format("{}: not a JSON object of token: id", path));
+    for (const auto& [token, id] : j.items()) {
+        if (!id.is_number_integer()) throw InputError(fmt::format("{}: token '{}' has a non-integer id", path, token));
+        added[token] = id.get<TokenId>();
+    }
+    return added;
+}
+
 }  // namespace
 
-std::unique_ptr<Tokenizer> load_gpt2_files(const std::string& encoder_json, const std::string& vocab_bpe) {
+std::unique_ptr<Tokenizer> load_gpt2_files(const std::string& encoder_json, const std::string& vocab_bpe,
+                                           const std::string& added_tokens) {
     std::vector<std::pair<std::string, TokenId>> vocab;
     std::map<std::string, TokenId> specials;
-    read_vocab(parse_json_file(encoder_json), encoder_json, vocab, specials);
+    const std::map<std::string, TokenId> added = added_tokens.empty() ? std::map<std::string, TokenId>{}
+                                                                      : read_added_tokens(added_tokens);
+    read_vocab(parse_json_file(encoder_json), encoder_json, vocab, specials, added);
+    // An added token may be absent from the vocabulary (Hugging Face lists it only there).
+    for (const auto& [token, id] : added) {
+        std::erase_if(vocab, [&](const auto& v) { return v.second == id; });
+        specials[token] = id;
+    }
 
     const MappedFile file(vocab_bpe);
     const std::string_view text(reinterpret_cast<const char*>(file.bytes().data()), file.size());
@@ -149,7 +169,9 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec, const std::st
     const fs::path p(spec);
     if (fs::is_directory(p)) {
         if (fs::exists(p / "encoder.json") && fs::exists(p / "vocab.bpe")) {
-            return load_gpt2_files((p / "encoder.json").string(), (p / "vocab.bpe").string());
+            const fs::path added = p / "added_tokens.json";
+            return load_gpt2_files((p / "encoder.json").string(), (p / "vocab.bpe").string(),
+                                   fs::exists(added) ? added.string() : "");
         }
         if (fs::exists(p / "tokenizer.json")) return load_tokenizer_json((p / "tokenizer.json").string());
         throw InputError(fmt::format("{}: holds neither encoder.json + vocab.bpe nor tokenizer.json", spec),

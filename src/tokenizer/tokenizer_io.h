@@ -1,7 +1,8 @@
 // Finding and loading tokenizers:
 //   "gpt2"  GPT-2's BPE from the data home (fetched there first if missing);
 //   DIR     a directory holding encoder.json + vocab.bpe (GPT-2's format, also what
-//           `lmforge tokenizer train` writes) or tokenizer.json;
+//           `lmforge tokenizer train` writes; added_tokens.json beside them names the special
+//           tokens) or tokenizer.json;
 //   FILE    a tokenizer.json: Hugging Face's (a BPE model with a byte-level pre-tokenizer) or
 //           lmforge's character tokenizer.
 #pragma once
@@ -16,7 +17,10 @@ namespace lmforge {
 // InputError naming the file (and line or field) for anything that does not parse.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec, const std::string& data_home);
 
-std::unique_ptr<Tokenizer> load_gpt2_files(const std::string& encoder_json, const std::string& vocab_bpe);
+// ADDED_TOKENS, if not "": a {"token": id} file (Hugging Face's added_tokens.json) whose tokens
+// are special, whatever they look like; without it only <|...|> tokens are.
+std::unique_ptr<Tokenizer> load_gpt2_files(const std::string& encoder_json, const std::string& vocab_bpe,
+                                           const std::string& added_tokens = "");
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path);
 
 }  // namespace lmforge

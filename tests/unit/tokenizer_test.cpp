@@ -145,6 +145,35 @@ TEST(Bpe, SpecialTokensOnlyWhenAllowed) {
     EXPECT_EQ(bpe->decode(ids), "ab<|endoftext|>c");
 }
 
+// With several specials, the earliest wins and the longest of two starting together; one that
+// never occurs changes nothing (each special's next occurrence is searched once per pass).
+TEST(Bpe, SeveralSpecialsEarliestFirstLongestOnTies) {
+    auto bpe = tiny_bpe();
+    const TokenId xy = bpe->add_special("<|x|>"), xyz = bpe->add_special("<|x|>z"), absent = bpe->add_special("<|q|>");
+    std::string text;
+    std::vector<TokenId> expected;
+    const auto plain = [&](const std::string& s) {
+        text += s;
+        const auto ids = bpe->encode_ordinary(s);
+        expected.insert(expected.end(), ids.begin(), ids.end());
+    };
+    for (int i = 0; i < 300; i++) {
+        plain("ab ");
+        text += "<|x|>z";
+        expected.push_back(xyz);
+        plain(" c");
+        text += "<|x|>";
+        expected.push_back(xy);
+        if (i % 100 == 0) {
+            text += "<|endoftext|>";
+            expected.push_back(*bpe->eot_id());
+        }
+    }
+    plain("ba");
+    EXPECT_EQ(bpe->encode(text), expected);
+    EXPECT_EQ(std::count(expected.begin(), expected.end(), absent), 0);
+}
+
 TEST(Bpe, AnyBytesRoundTripAndBadIdsAreRefused) {
     const auto bpe = tiny_bpe();
     const std::string text = "ab\xff\xfe \x80 cab\xc3\n\r\n  \t";
@@ -183,6 +212,21 @@ TEST_F(TokenizerFiles, BpeSavesAndLoadsBack) {
     const auto loaded = load_tokenizer(dir_.string(), "");
     const std::string text = "abcab cc aaaa ba bb <|endoftext|> \xff";
     EXPECT_EQ(loaded->encode(text), bpe->encode(text));
+    EXPECT_EQ(loaded->vocab_size(), bpe->vocab_size());
+}
+
+// Special tokens of any spelling stay special through save and load: encoder.json alone would
+// read "[MASK] " (a space, outside the byte-level alphabet) as damaged and "[PAD]" as text.
+TEST_F(TokenizerFiles, SpecialsOfAnySpellingSurviveSaveAndLoad) {
+    auto bpe = tiny_bpe();
+    const EncoderSpecials sp = add_encoder_specials(*bpe);
+    const TokenId spaced = bpe->add_special("<s> ");
+    bpe->save(dir_.string());
+    const auto loaded = load_tokenizer(dir_.string(), "");
+    const std::string text = "[CLS]ab<s> c[SEP][PAD]<|endoftext|>";
+    EXPECT_EQ(loaded->encode(text), bpe->encode(text));
+    EXPECT_EQ(loaded->encode(text), (std::vector<TokenId>{sp.cls, 256, spaced, 'c', sp.sep, sp.pad, *bpe->eot_id()}));
+    EXPECT_EQ(loaded->special_tokens(), bpe->special_tokens());
     EXPECT_EQ(loaded->vocab_size(), bpe->vocab_size());
 }
 

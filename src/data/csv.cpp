@@ -6,10 +6,10 @@
 
 namespace lmforge {
 
-std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std::string& path) {
+std::vector<CsvRow> parse_csv(std::string_view text, const std::string& path) {
     // Spreadsheets save "CSV UTF-8" with a byte-order mark, which is no part of the first name.
     if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-    std::vector<std::vector<std::string>> rows;
+    std::vector<CsvRow> rows;
     std::vector<std::string> row;
     std::string field;
     size_t line = 1, row_line = 1;
@@ -19,12 +19,12 @@ std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std
         field.clear();
         const bool blank = row.size() == 1 && row[0].empty() && !was_quoted;
         if (!blank) {
-            if (!rows.empty() && row.size() != rows[0].size()) {
+            if (!rows.empty() && row.size() != rows[0].fields.size()) {
                 throw InputError(fmt::format("{}:{}: {} fields, but the header has {}", path, row_line, row.size(),
-                                             rows[0].size()),
+                                             rows[0].fields.size()),
                                  "quote fields that contain commas");
             }
-            rows.push_back(std::move(row));
+            rows.push_back({std::move(row), row_line});
         }
         row.clear();
         was_quoted = false;

@@ -30,6 +30,18 @@ void shuffle(std::vector<T>& v, uint64_t seed) {
     for (size_t i = v.size(); i > 1; i--) std::swap(v[i - 1], v[rng.below(i)]);
 }
 
+// Whether a file's name puts it in the split: it begins with the split's name (train_000000.bin,
+// train.bin) or holds it between underscores (llm.c's fineweb_train_000001.bin,
+// tiny_shakespeare_val.bin).
+bool named_for_split(const std::string& stem, const std::string& split) {
+    if (stem.rfind(split, 0) == 0) return true;
+    for (size_t at = stem.find("_" + split); at != std::string::npos; at = stem.find("_" + split, at + 1)) {
+        const size_t end = at + 1 + split.size();
+        if (end == stem.size() || stem[end] == '_') return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 std::vector<std::string> find_shards(const std::string& dir, const std::string& split) {
@@ -39,14 +51,14 @@ std::vector<std::string> find_shards(const std::string& dir, const std::string& 
     }
     std::vector<std::string> paths;
     for (const auto& e : fs::directory_iterator(dir)) {
-        const std::string name = e.path().filename().string();
         const std::string ext = e.path().extension().string();
-        if (e.is_regular_file() && name.rfind(split, 0) == 0 && (ext == ".bin" || ext == ".npy")) {
+        if (e.is_regular_file() && named_for_split(e.path().stem().string(), split) && (ext == ".bin" || ext == ".npy")) {
             paths.push_back(e.path().string());
         }
     }
     if (paths.empty()) {
-        throw InputError(fmt::format("{}: no {} shards ({}_*.bin, {}*.bin or {}*.npy)", dir, split, split, split, split),
+        throw InputError(fmt::format("{}: no {} shards ({}_*.bin, {}*.bin, *_{}_*.bin or {}*.npy)", dir, split, split,
+                                     split, split, split),
                          "run lmforge prepare to make them");
     }
     std::sort(paths.begin(), paths.end());

@@ -79,7 +79,8 @@ private:
     std::map<int64_t, std::vector<int64_t>> prefix_;  // per epoch: windows before each position
 };
 
-// The shards of a split in dir, sorted (InputError naming dir if none).
+// The shards of a split in dir, sorted (InputError naming dir if none): .bin and .npy files
+// whose name begins with the split's or holds it between underscores (fineweb_train_000001.bin).
 std::vector<std::string> find_shards(const std::string& dir, const std::string& split);
 
 }  // namespace lmforge

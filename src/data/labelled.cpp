@@ -45,15 +45,16 @@ std::vector<Example> read_examples(const LabelledOptions& o) {
         const auto rows = parse_csv(text, o.path);
         if (rows.empty()) throw InputError(fmt::format("{}: empty CSV file", o.path));
         const auto col = [&](const std::string& name) {
-            const auto it = std::find(rows[0].begin(), rows[0].end(), name);
-            if (it == rows[0].end()) {
+            const std::vector<std::string>& header = rows[0].fields;
+            const auto it = std::find(header.begin(), header.end(), name);
+            if (it == header.end()) {
                 throw InputError(fmt::format("{}: no column \"{}\" in the header", o.path, name),
                                  "name the columns with --text-field and --label-field");
             }
-            return static_cast<size_t>(it - rows[0].begin());
+            return static_cast<size_t>(it - header.begin());
         };
         const size_t t = col(o.text_field), l = col(o.label_field);
-        for (size_t r = 1; r < rows.size(); r++) out.push_back({rows[r][t], rows[r][l], r + 1});
+        for (size_t r = 1; r < rows.size(); r++) out.push_back({rows[r].fields[t], rows[r].fields[l], rows[r].line});
     } else {
         for_each_jsonl(text, o.path, [&](const json& j, size_t line) {
             const std::string where = fmt::format("{}:{}", o.path, line);

@@ -52,6 +52,17 @@ size_t parse_npy(const std::string& path, std::span<const std::byte> bytes, int6
     return at + header_len;
 }
 
+// An llm.c header whose count matches the file: raw tokens cannot pass by chance (their
+// first four would have to be 55432, 308, 1, 0 and then the file's own length).
+bool has_llmc_header(std::span<const std::byte> bytes) {
+    constexpr size_t kHeaderBytes = kShardHeaderInts * sizeof(int32_t);
+    if (bytes.size() < kHeaderBytes) return false;
+    int32_t header[3];
+    std::memcpy(header, bytes.data(), sizeof(header));
+    return header[0] == kShardMagic && header[1] == kShardVersion && header[2] >= 0 &&
+           bytes.size() - kHeaderBytes == static_cast<size_t>(header[2]) * 2;
+}
+
 }  // namespace
 
 ShardFormat shard_format_of(const std::string& path) {
@@ -77,6 +88,7 @@ void write_shard(const std::string& path, std::span<const uint16_t> tokens) {
 
 Shard::Shard(const std::string& path) : file_(path), format_(shard_format_of(path)) {
     const auto bytes = file_.bytes();
+    if (format_ == ShardFormat::Raw && has_llmc_header(bytes)) format_ = ShardFormat::Llmc;
     int64_t count = 0;
     size_t data_at = 0;
     switch (format_) {

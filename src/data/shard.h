@@ -1,9 +1,11 @@
 // Token shards on disk, memory-mapped for reading:
-//   llm.c     <split>_NNNNNN.bin: 256 int32 header (magic 20240520, version 1, token count,
+//   llm.c     <name>_NNNNNN.bin: 256 int32 header (magic 20240520, version 1, token count,
 //             zeros), then the tokens as uint16. What `lmforge prepare` writes.
-//   nanoGPT   any other .bin: raw uint16 tokens, no header.
+//   nanoGPT   any other .bin: raw uint16 tokens, no header, unless it begins with a whole
+//             llm.c header that counts its tokens exactly (llm.c's tiny_shakespeare_val.bin).
 //   NumPy     .npy: a one-dimensional uint16 ('<u2') array.
-// The name decides the format, so a damaged llm.c header is an error, not raw tokens.
+// A name ending in _<digits>.bin must hold an llm.c header, so damage there is an error, not
+// raw tokens.
 #pragma once
 
 #include <cstdint>

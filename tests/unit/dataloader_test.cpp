@@ -148,6 +148,29 @@ TEST_F(DataLoaderTest, LlmcNanogptAndNumpyShardsReadAlike) {
     EXPECT_EQ(batches[0], batches[2]);
 }
 
+// llm.c's own file names: the split between underscores, and a headed shard without the
+// _<digits> ending (its tiny_shakespeare_val.bin); a file of another split stays out.
+TEST_F(DataLoaderTest, LlmcFileNamesAreFoundAndRead) {
+    std::vector<uint16_t> t(300);
+    for (size_t i = 0; i < t.size(); i++) t[i] = static_cast<uint16_t>(3 * i % 500);
+    const fs::path d = dir_ / "llmc_names";
+    fs::create_directories(d);
+    write_shard((d / "fineweb_val_000000.bin").string(), t);
+    write_shard((d / "tiny_shakespeare_val.bin").string(), t);
+    write_shard((d / "fineweb_train_000001.bin").string(), t);
+    write_shard((d / "interval_000000.bin").string(), t);  // "val" inside a word: not the split
+    EXPECT_EQ(find_shards(d.string(), "val"),
+              (std::vector<std::string>{(d / "fineweb_val_000000.bin").string(), (d / "tiny_shakespeare_val.bin").string()}));
+    EXPECT_EQ(find_shards(d.string(), "train"), (std::vector<std::string>{(d / "fineweb_train_000001.bin").string()}));
+    const Shard headed((d / "tiny_shakespeare_val.bin").string());
+    EXPECT_EQ(headed.format(), ShardFormat::Llmc);
+    EXPECT_EQ(std::vector<uint16_t>(headed.tokens().begin(), headed.tokens().end()), t);
+    // Raw tokens that merely begin like the magic are still raw: the count does not fit.
+    const std::vector<uint16_t> raw = {55432, 308, 1, 0, 7, 7};
+    std::ofstream(d / "raw.bin", std::ios::binary).write(reinterpret_cast<const char*>(raw.data()), 12);
+    EXPECT_EQ(Shard((d / "raw.bin").string()).format(), ShardFormat::Raw);
+}
+
 std::string shard_error(const std::string& path) {
     try {
         Shard s(path);

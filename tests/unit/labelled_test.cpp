@@ -21,9 +21,13 @@ namespace fs = std::filesystem;
 TEST(Csv, QuotesCommasLineBreaksAndCrlf) {
     const auto rows = parse_csv("text,label\r\n\"a, b\",x\r\n\"say \"\"hi\"\"\nthen go\",y\nplain,z\n\n", "t.csv");
     ASSERT_EQ(rows.size(), 4u);
-    EXPECT_EQ(rows[1], (std::vector<std::string>{"a, b", "x"}));
-    EXPECT_EQ(rows[2], (std::vector<std::string>{"say \"hi\"\nthen go", "y"}));
-    EXPECT_EQ(rows[3], (std::vector<std::string>{"plain", "z"}));
+    EXPECT_EQ(rows[1].fields, (std::vector<std::string>{"a, b", "x"}));
+    EXPECT_EQ(rows[2].fields, (std::vector<std::string>{"say \"hi\"\nthen go", "y"}));
+    EXPECT_EQ(rows[3].fields, (std::vector<std::string>{"plain", "z"}));
+    // Each row's first line: the quoted line break moves the third row to line 5.
+    EXPECT_EQ(rows[1].line, 2u);
+    EXPECT_EQ(rows[2].line, 3u);
+    EXPECT_EQ(rows[3].line, 5u);
     EXPECT_EQ(parse_csv("a,b\n1,2", "t.csv").size(), 2u);  // no final line break
 }
 
@@ -31,7 +35,7 @@ TEST(Csv, AByteOrderMarkIsNoPartOfTheFirstName) {
     // Spreadsheets save "CSV UTF-8" with one.
     const auto rows = parse_csv("\xEF\xBB\xBFtext,label\nhello,x\n", "t.csv");
     ASSERT_EQ(rows.size(), 2u);
-    EXPECT_EQ(rows[0], (std::vector<std::string>{"text", "label"}));
+    EXPECT_EQ(rows[0].fields, (std::vector<std::string>{"text", "label"}));
 }
 
 TEST(Csv, ErrorsNameTheLine) {
@@ -105,6 +109,11 @@ TEST_F(Labelled, BadExamplesAreNamedByLine) {
     EXPECT_NE(test::input_error_of([&] { load_labelled({p3}, chars_); }).find("no column \"text\""), std::string::npos);
     const std::string p4 = write("d.jsonl", "{\"text\": \"\", \"label\": 1}\n");
     EXPECT_NE(test::input_error_of([&] { load_labelled({p4}, chars_); }).find(":1: empty text"), std::string::npos);
+    // In a CSV the line, not the row: the quoted text before spans lines 2-4.
+    const std::string p5 = write("e.csv", "text,label\n\"ab\ncd\nef\",1\n\"\",0\n");
+    const CharTokenizer with_newline = CharTokenizer::from_texts({"abcdef\n"});
+    const std::string e5 = test::input_error_of([&] { load_labelled({p5, "text", "label", 4, 0, 0, 1}, with_newline); });
+    EXPECT_NE(e5.find(p5 + ":5: empty text"), std::string::npos) << e5;
 }
 
 // A label whose every example falls outside the training split is refused, by name: one

@@ -1,6 +1,6 @@
 // lmforge export --checkpoint CKPT --hf DIR: an lmforge checkpoint as a Hugging Face directory
 // that transformers' from_pretrained loads: GPT-2 (with the run's GPT-2 tokenizer as vocab.json
-// + merges.txt when it has one) or BERT.
+// + merges.txt when it has one) or BERT (with the run's [PAD] id as pad_token_id).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -14,6 +14,7 @@
 #include "io/checkpoint.h"
 #include "io/hf_bert.h"
 #include "io/hf_gpt2.h"
+#include "tokenizer/encoder_specials.h"
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge::cli {
@@ -36,7 +37,14 @@ void add_export_command(CLI::App& app) {
             auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
             Bert model(read_bert_config(weights), *gemm);
             load_model_weights(model, weights);
-            save_hf_bert(model, f->hf);
+            // lmforge's encoder specials follow the run's tokenizer's ids, [PAD] first; a model
+            // of another vocabulary (imported, say) keeps transformers' default.
+            std::optional<int64_t> pad;
+            if (const std::string dir = find_run_tokenizer(f->checkpoint); !dir.empty()) {
+                const EncoderSpecials sp = EncoderSpecials::after(load_tokenizer(dir, data_home())->vocab_size());
+                if (sp.vocab_size == model.config().vocab_size) pad = sp.pad;
+            }
+            save_hf_bert(model, f->hf, pad);
             fmt::print("exported {} to {} ({})\n", f->checkpoint, f->hf,
                        model.num_labels() > 0 ? "BertForSequenceClassification" : "BertForMaskedLM");
             return;

@@ -15,14 +15,10 @@ namespace lmforge {
 
 using json = nlohmann::json;
 
-bool is_hf_bert_dir(const std::string& dir) {
-    if (!std::filesystem::exists(dir + "/config.json")) return false;
-    return read_hf_config_json(dir + "/config.json").value("model_type", "") == "bert";
-}
+namespace {
 
-BertConfig read_hf_bert_config(const std::string& dir) {
-    const std::string path = dir + "/config.json";
-    const json j = read_hf_config_json(path);
+// The shape config.json J at PATH gives, where lmforge computes it exactly.
+BertConfig parse_bert_config(const json& j, const std::string& path) {
     const auto fail = [&](const std::string& field, const std::string& what, const std::string& hint = "") {
         throw InputError(fmt::format("{}: {} {}", path, field, what), hint);
     };
@@ -78,6 +74,19 @@ BertConfig read_hf_bert_config(const std::string& dir) {
     return cfg;
 }
 
+}  // namespace
+
+bool is_hf_bert_dir(const std::string& dir) {
+    const std::string path = dir + "/config.json";
+    if (!std::filesystem::exists(path)) return false;
+    return read_hf_config(path, [](const json& j) { return j.value("model_type", "") == "bert"; });
+}
+
+BertConfig read_hf_bert_config(const std::string& dir) {
+    const std::string path = dir + "/config.json";
+    return read_hf_config(path, [&](const json& j) { return parse_bert_config(j, path); });
+}
+
 void load_hf_bert_weights(Bert& model, const std::string& dir) {
     const SafetensorsReader file(dir + "/model.safetensors");
     float* params = model.params().data();
@@ -97,7 +106,7 @@ void load_hf_bert_weights(Bert& model, const std::string& dir) {
     model.weights_changed();
 }
 
-void save_hf_bert(const Bert& model, const std::string& dir) {
+void save_hf_bert(const Bert& model, const std::string& dir, std::optional<int64_t> pad_token_id) {
     const BertConfig& c = model.config();
     // Dropout 0: lmforge trains without it, so fine-tuning in transformers continues alike.
     json config = {{"architectures", {c.num_labels > 0 ? "BertForSequenceClassification" : "BertForMaskedLM"}},
@@ -120,6 +129,7 @@ void save_hf_bert(const Bert& model, const std::string& dir) {
                    {"add_cross_attention", false},
                    {"torch_dtype", "float32"}};
     if (c.num_labels > 0) add_hf_label_maps(config, c.num_labels);
+    if (pad_token_id) config["pad_token_id"] = *pad_token_id;
     SafetensorsWriter w;
     for (const ParamSpec& s : model.layout().specs()) {
         // A view, not a copy: the model outlives the write.

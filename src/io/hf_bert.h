@@ -5,6 +5,8 @@
 // GELU ("gelu"), absolute positions, an encoder without cross-attention, a tied decoder.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "model/bert.h"
@@ -21,8 +23,9 @@ void load_hf_bert_weights(Bert& model, const std::string& dir);
 
 // Writes DIR/config.json and DIR/model.safetensors (F32) that transformers' from_pretrained
 // loads as BertForMaskedLM, or BertForSequenceClassification with a classifier. DIR is created
-// or replaced atomically.
-void save_hf_bert(const Bert& model, const std::string& dir);
+// or replaced atomically. PAD_TOKEN_ID, where known, is written as config.json's pad_token_id:
+// without it transformers takes id 0 as padding and freezes that token's embedding row.
+void save_hf_bert(const Bert& model, const std::string& dir, std::optional<int64_t> pad_token_id);
 
 // Whether DIR/config.json names model_type "bert".
 bool is_hf_bert_dir(const std::string& dir);

@@ -68,6 +68,15 @@ json read_hf_config_json(const std::string& path) {
     }
 }
 
+void throw_hf_config_type_error(const std::string& path, const nlohmann::json::exception& e) {
+    // nlohmann's text after its "[json.exception...] " tag: "type must be string, but is number".
+    const std::string what = e.what();
+    const size_t tag = what.find("] ");
+    throw InputError(fmt::format("{}: a field has the wrong type: {}", path,
+                                 tag == std::string::npos ? what : what.substr(tag + 2)),
+                     "compare the file with what transformers' save_pretrained writes");
+}
+
 void read_hf_tensor(const SafetensorsReader& file, const std::string& name, const ParamSpec& spec, float* params) {
     if (!file.contains(name)) {
         throw InputError(fmt::format("{}: no tensor '{}'", file.path(), name),

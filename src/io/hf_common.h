@@ -15,6 +15,20 @@ namespace lmforge {
 // DIR/config.json parsed; InputError naming the file if it is missing or not JSON.
 nlohmann::json read_hf_config_json(const std::string& path);
 
+[[noreturn]] void throw_hf_config_type_error(const std::string& path, const nlohmann::json::exception& e);
+
+// READ(json) on PATH's config.json: a field of another JSON type than READ takes (a string
+// where a number belongs) becomes an InputError naming the file, not an internal error.
+template <class Read>
+auto read_hf_config(const std::string& path, Read&& read) {
+    const nlohmann::json j = read_hf_config_json(path);
+    try {
+        return read(j);
+    } catch (const nlohmann::json::exception& e) {
+        throw_hf_config_type_error(path, e);
+    }
+}
+
 // Tensor `name` of `file` into params at spec's offset as float (from F32, F16 or BF16), its
 // padding rows zeroed. InputError naming the file and tensor if it is missing or misshapen.
 void read_hf_tensor(const SafetensorsReader& file, const std::string& name, const ParamSpec& spec, float* params);

@@ -29,11 +29,8 @@ std::string hf_name(const std::string& name, const std::string& prefix) {
     return name == "score.weight" ? name : prefix + name;
 }
 
-}  // namespace
-
-Gpt2Config read_hf_gpt2_config(const std::string& dir) {
-    const std::string path = dir + "/config.json";
-    const json j = read_hf_config_json(path);
+// The shape config.json J at PATH gives, where lmforge computes it exactly.
+Gpt2Config parse_gpt2_config(const json& j, const std::string& path) {
     const auto fail = [&](const std::string& field, const std::string& what, const std::string& hint = "") {
         throw InputError(fmt::format("{}: {} {}", path, field, what), hint);
     };
@@ -82,6 +79,13 @@ Gpt2Config read_hf_gpt2_config(const std::string& dir) {
         throw InputError(fmt::format("{}: {}", path, e.what()));
     }
     return cfg;
+}
+
+}  // namespace
+
+Gpt2Config read_hf_gpt2_config(const std::string& dir) {
+    const std::string path = dir + "/config.json";
+    return read_hf_config(path, [&](const json& j) { return parse_gpt2_config(j, path); });
 }
 
 void load_hf_gpt2_weights(Gpt2& model, const std::string& dir) {

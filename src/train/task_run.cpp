@@ -9,7 +9,9 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
+#include "data/data_home.h"
 #include "io/checkpoint.h"
+#include "tokenizer/tokenizer_io.h"
 #include "train/model_setup.h"
 
 namespace lmforge {
@@ -27,6 +29,14 @@ TaskRun::TaskRun(const TrainConfig& cfg, const std::string& run_dir) : cfg_(cfg)
         std::filesystem::create_directories(run_dir);
         log::set_file(run_dir + "/train.log");
         write_text_atomic(run_dir + "/config.toml", config_to_toml(cfg));
+        // The run's tokenizer beside its checkpoints, as an LM run keeps it: export finds the
+        // encoder's [PAD] id from it, sample and eval their text.
+        try {
+            load_tokenizer(cfg.data.tokenizer.empty() ? cfg.data.dir : cfg.data.tokenizer, data_home())
+                ->save(run_dir + "/tokenizer");
+        } catch (const InputError& e) {
+            log::warn("no tokenizer beside the data ({}): the run directory holds none", e.what());
+        }
         metrics_ = std::make_unique<MetricsLog>(run_dir, cfg.log.tensorboard, 0);
     }
 }

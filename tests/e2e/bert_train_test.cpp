@@ -79,6 +79,13 @@ TEST_F(BertTrain, PretrainsExportsImportsAndFineTunes) {
     o = run_lmforge("export --checkpoint " + path("mlm_run/best") + " --hf " + path("hf"));
     ASSERT_EQ(o.status, 0) << o.err;
     EXPECT_NE(o.out.find("BertForMaskedLM"), std::string::npos) << o.out;
+    // [PAD] follows the run's tokenizer's ids (its characters and end-of-text); transformers
+    // would otherwise pad with id 0.
+    std::ifstream config_in(path("hf/config.json"));
+    const auto config = nlohmann::json::parse(config_in);
+    std::ifstream chars_in(path("mlm_data/tokenizer.json"));
+    EXPECT_EQ(config.value("pad_token_id", -1), static_cast<int64_t>(nlohmann::json::parse(chars_in)["chars"].size()) + 1)
+        << config.dump(2);
     o = run_lmforge("import --hf " + path("hf") + " --output " + path("back"));
     ASSERT_EQ(o.status, 0) << o.err;
     const SafetensorsReader a(path("mlm_run/best/model.safetensors")), b(path("back/model.safetensors"));

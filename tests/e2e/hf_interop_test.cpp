@@ -212,6 +212,13 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     deeper["n_layer"] = 3;
     expect_error(with_config("deeper", deeper, true), "no tensor 'transformer.h.2.ln_1.weight'");
     expect_error(with_config("no-weights", config, false), "model.safetensors");
+    // A field of another JSON type: the file's fault, not an internal error.
+    auto eps_text = config;
+    eps_text["layer_norm_epsilon"] = "1e-5";
+    expect_error(with_config("eps-text", eps_text, true), "config.json: a field has the wrong type: type must be number");
+    auto numeric_type = config;
+    numeric_type["model_type"] = 2;
+    expect_error(with_config("numeric-type", numeric_type, true), "config.json: a field has the wrong type");
 
     // BERT: another architecture, another activation, a deeper config than its tensors.
     std::ifstream bert_in(kFixtures + "/bert-mlm/config.json");
@@ -227,6 +234,9 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     auto tanh_gelu = bert;
     tanh_gelu["hidden_act"] = "gelu_new";
     expect_error(with_bert_config("gelu-new", tanh_gelu), "hidden_act = \"gelu_new\" is not supported");
+    auto act_list = bert;
+    act_list["hidden_act"] = {"gelu"};
+    expect_error(with_bert_config("act-list", act_list), "config.json: a field has the wrong type: type must be string");
     auto deeper_bert = bert;
     deeper_bert["num_hidden_layers"] = 3;
     expect_error(with_bert_config("deeper-bert", deeper_bert),

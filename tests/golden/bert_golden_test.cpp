@@ -109,7 +109,7 @@ TEST_F(TempDirTest, BertExportWritesTransformersTensors) {
         const std::string src = kFixtures + "/" + dir;
         Bert model(read_hf_bert_config(src), *gemm);
         load_hf_bert_weights(model, src);
-        save_hf_bert(model, path(dir));
+        save_hf_bert(model, path(dir), std::nullopt);
         EXPECT_EQ(read_hf_bert_config(path(dir)).to_json(), model.config().to_json());
         const SafetensorsReader original(src + "/model.safetensors"), exported(path(dir) + "/model.safetensors");
         EXPECT_EQ(exported.names(), original.names()) << dir;

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Checks a run directory's outputs with readers that are not lmforge's own:
-  - the TensorBoard event file through TensorBoard's EventAccumulator (PyPI tensorboard): every
-    train/loss and val/val_loss scalar equals metrics.jsonl's value at that step;
+  - the TensorBoard event files through TensorBoard's EventAccumulator (PyPI tensorboard), read
+    as TensorBoard reads a run: every train/loss and val/val_loss scalar equals metrics.jsonl's
+    value at that step, once per step even where a resumed run redid steps after a crash;
   - plots/loss.png decoded by zlib (chunks, CRCs, image data of the stated size);
   - plots/loss.svg parsed as XML.
-With --make-run LMFORGE, first makes a small run itself (prepare + train on generated text).
+With --make-run LMFORGE, first makes a small run itself (prepare + train on generated text, then
+as if killed after step 25's events but before its checkpoint, resumed at step 20 with
+another learning rate, so that the redone steps' values differ).
 
     pip install tensorboard && python3 tools/check_run_outputs.py RUN_DIR
     python3 tools/check_run_outputs.py --make-run build/release/lmforge
@@ -14,6 +17,7 @@ import glob
 import json
 import os
 import random
+import shutil
 import struct
 import subprocess
 import sys
@@ -36,9 +40,15 @@ def make_run(lmforge, work):
     with open(cfg, "w") as f:
         f.write(f"""[model]\npreset = "gpt2-nano"\nn_layer = 1\nn_head = 2\nn_embd = 32\nblock_size = 32
 [data]\ndir = "{work}/data"\n[train]\nbatch_size = 4\nseq_len = 32\nmax_steps = 25\nthreads = 1
-[eval]\nevery = 5\nbatches = 2\n[checkpoint]\nevery = 25\n[sample]\ncount = 0\n[run]\ndir = "{work}/run"\n""")
+[eval]\nevery = 5\nbatches = 2\n[checkpoint]\nevery = 10\n[sample]\ncount = 0\n[run]\ndir = "{work}/run"\n""")
     subprocess.run([lmforge, "train", cfg], check=True, capture_output=True)
-    return os.path.join(work, "run")
+    run = os.path.join(work, "run")
+    # The crash: step 25's checkpoint never landed; the last one is step 20's.
+    shutil.rmtree(os.path.join(run, "checkpoints", "step_000025"))
+    with open(os.path.join(run, "latest"), "w") as f:
+        f.write("step_000020\n")
+    subprocess.run([lmforge, "train", cfg, "--set", "optim.lr=0.001"], check=True, capture_output=True)
+    return run
 
 
 def check_png(path):
@@ -76,22 +86,24 @@ def main():
                     metrics[(k, j["step"])] = v
         files = glob.glob(os.path.join(run, "tensorboard", "events.out.tfevents.*"))
         assert files, "no event file"
-        checked, tags = 0, set()  # a resumed run has one event file per session
-        for f in files:
-            acc = EventAccumulator(f)
-            acc.Reload()
-            tags |= set(acc.Tags()["scalars"])
-            for tag in acc.Tags()["scalars"]:
-                key = tag.split("/", 1)[1]
-                for e in acc.Scalars(tag):
-                    want = metrics[(key, e.step)]
-                    assert abs(e.value - want) <= 1e-6 * max(1.0, abs(want)), f"{tag} step {e.step}: {e.value} vs {want}"
-                    checked += 1
+        # The whole directory, as TensorBoard reads a run: a resumed run has one event file per
+        # session, and a later session's start drops the earlier one's events from its step on.
+        acc = EventAccumulator(os.path.join(run, "tensorboard"))
+        acc.Reload()
+        checked, tags = 0, set(acc.Tags()["scalars"])
+        for tag in tags:
+            key = tag.split("/", 1)[1]
+            steps = [e.step for e in acc.Scalars(tag)]
+            assert len(steps) == len(set(steps)), f"{tag}: a step shown twice: {sorted(steps)}"
+            for e in acc.Scalars(tag):
+                want = metrics[(key, e.step)]
+                assert abs(e.value - want) <= 1e-6 * max(1.0, abs(want)), f"{tag} step {e.step}: {e.value} vs {want}"
+                checked += 1
         assert {"train/loss", "val/val_loss", "train/lr"} <= tags, f"tags: {tags}"
         w, h = check_png(os.path.join(run, "plots", "loss.png"))
         root = ET.parse(os.path.join(run, "plots", "loss.svg")).getroot()
         assert root.tag.endswith("svg") and root.findall(".//{http://www.w3.org/2000/svg}polyline"), "SVG lines"
-        print(f"{run}: {checked} TensorBoard scalars equal metrics.jsonl; loss.png {w}x{h} decodes; loss.svg parses")
+        print(f"{run}: {checked} TensorBoard scalars in {len(files)} event files equal metrics.jsonl, each step once; loss.png {w}x{h} decodes; loss.svg parses")
 
 
 if __name__ == "__main__":

@@ -96,6 +96,19 @@ void TensorBoardWriter::scalar(const std::string& tag, int64_t step, double valu
     record(event);
 }
 
+void TensorBoardWriter::session_start(int64_t step) {
+    std::string log;  // SessionLog{status = 1: START = 1}
+    varint(log, (1 << 3) | 0);
+    varint(log, 1);
+    std::string event;  // Event{wall_time = 1, step = 2, session_log = 7}
+    varint(event, (1 << 3) | 1);
+    fixed(event, now_seconds());
+    varint(event, (2 << 3) | 0);
+    varint(event, static_cast<uint64_t>(step));
+    bytes_field(event, 7, log);
+    record(event);
+}
+
 void TensorBoardWriter::record(const std::string& event) {
     std::string r;
     const uint64_t len = event.size();

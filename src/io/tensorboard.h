@@ -19,6 +19,10 @@ public:
     TensorBoardWriter& operator=(const TensorBoardWriter&) = delete;
 
     void scalar(const std::string& tag, int64_t step, double value);
+    // A session starts at `step` (SessionLog START). TensorBoard takes every START after a
+    // run's first as a restart and drops the run's earlier events of that step or later: the
+    // steps a resumed run repeats after its last checkpoint are shown once, as redone.
+    void session_start(int64_t step);
     const std::string& path() const { return path_; }
 
 private:

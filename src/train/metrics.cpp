@@ -28,6 +28,7 @@ MetricsLog::MetricsLog(const std::string& run_dir, bool tensorboard, int64_t kee
     if (tensorboard) {
         std::filesystem::create_directories(run_dir + "/tensorboard");
         tb_ = std::make_unique<TensorBoardWriter>(run_dir + "/tensorboard");
+        tb_->session_start(keep_before);  // on resume, TensorBoard drops what metrics.jsonl dropped
     }
 }
 

@@ -109,6 +109,7 @@ MlmSummary train_mlm(const TrainOptions& opts) {
     double best = INFINITY;
     MlmTally window;
     Timer window_timer;
+    int64_t window_steps = 0;  // the steps window_timer has seen (fewer than log.every at the end)
     for (int64_t step = 0; step < steps; step++) {
         std::vector<int64_t> idx(B);
         for (int64_t b = 0; b < B * world; b++) {
@@ -131,6 +132,7 @@ MlmSummary train_mlm(const TrainOptions& opts) {
         model.backward(loss_scale);
         dp.step(static_cast<float>(schedule.at(step)), cfg.optim.grad_clip);
 
+        window_steps++;
         const bool last = step + 1 == steps;
         if ((step + 1) % std::max<int64_t>(1, cfg.log.every) == 0 || last) {
             window.sum_over(*comm);
@@ -138,10 +140,11 @@ MlmSummary train_mlm(const TrainOptions& opts) {
             summary.train_accuracy = window.accuracy();
             log::info("step {}/{} | mlm loss {:.4f} | masked acc {:.4f} | lr {:.2e} | {:.0f} ms/step", step + 1, steps,
                       window.loss(), window.accuracy(), schedule.at(step),
-                      1000 * window_timer.seconds() / static_cast<double>(std::max<int64_t>(1, cfg.log.every)));
+                      1000 * window_timer.seconds() / static_cast<double>(window_steps));
             if (metrics) metrics->write(step + 1, "train", {{"loss", window.loss()}, {"masked_accuracy", window.accuracy()}});
             window = {};
             window_timer = Timer();
+            window_steps = 0;
         }
         if ((cfg.eval.every > 0 && (step + 1) % cfg.eval.every == 0) || last) {
             const MlmTally val = evaluate();

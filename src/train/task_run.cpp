@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "backend/threads.h"
+#include "core/directory_lock.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
@@ -26,7 +27,7 @@ TaskRun::TaskRun(const TrainConfig& cfg, const std::string& run_dir) : cfg_(cfg)
     gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
     precision_ = resolve_precision(cfg.train.precision, precision_why_);
     if (lead()) {
-        std::filesystem::create_directories(run_dir);
+        run_lock_.emplace(run_dir);
         log::set_file(run_dir + "/train.log");
         write_text_atomic(run_dir + "/config.toml", config_to_toml(cfg));
         // The run's tokenizer beside its checkpoints, as an LM run keeps it: export finds the

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend/gemm.h"
+#include "core/directory_lock.h"
 #include "dist/communicator.h"
 #include "dist/data_parallel.h"
 #include "model/model.h"
@@ -48,6 +50,7 @@ public:
 private:
     const TrainConfig& cfg_;
     std::unique_ptr<Communicator> comm_;
+    std::optional<DirectoryLock> run_lock_;  // the lead's, for the run's whole life
     std::unique_ptr<backend::Gemm> gemm_;
     Precision precision_;
     std::string precision_why_;

@@ -7,10 +7,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "backend/gemm.h"
 #include "backend/threads.h"
+#include "core/directory_lock.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
@@ -136,9 +138,11 @@ TrainSummary train(const TrainOptions& opts) {
     // several hosts, it lives on a shared file system).
     CheckpointStore store(run, cfg.checkpoint.keep_last);
     const std::string config_toml = config_to_toml(cfg);
+    std::optional<DirectoryLock> run_lock;  // held until the run ends
     if (lead) {
         check_writable(run);
-        store.remove_stale_temporaries();
+        run_lock.emplace(run);
+        store.remove_stale_temporaries();  // another run's would still be in use: hence the lock
     }
     comm->barrier();
     const std::optional<std::string> latest = store.latest();
@@ -192,6 +196,13 @@ TrainSummary train(const TrainOptions& opts) {
     model.plan(B, T);
     const LrSchedule schedule{LrSchedule::parse_kind(cfg.optim.schedule), cfg.optim.lr, cfg.optim.min_lr_ratio,
                               cfg.optim.warmup_steps, cfg.train.max_steps};
+    if (lead && cfg.optim.warmup_steps >= cfg.train.max_steps) {
+        log::warn("optim.warmup_steps = {} is not below train.max_steps = {}: the learning rate rises for the whole "
+                  "run and {}",
+                  cfg.optim.warmup_steps, cfg.train.max_steps,
+                  cfg.optim.warmup_steps == cfg.train.max_steps ? "reaches optim.lr only at the last step"
+                                                                : "never reaches optim.lr");
+    }
     std::unique_ptr<MetricsLog> metrics;
     if (lead) metrics = std::make_unique<MetricsLog>(run, cfg.log.tensorboard, state.step);
     Rng sample_rng;
@@ -311,6 +322,7 @@ TrainSummary train(const TrainOptions& opts) {
         log::set_stderr_sink([&bar](const std::string& line) { bar->print_above(line); });
     }
     double data_s = 0, fwd_s = 0, bwd_s = 0, opt_s = 0, comm_s = 0;
+    int64_t steps_since_log = 0;  // the steps those phase times add up
     // Ctrl-C and the like stop the loop between steps; every rank stops after the same one.
     auto stop = std::make_unique<StopRequest>(comm->name() == "mpi");
     const auto stop_agreed = [&]() -> int {
@@ -348,6 +360,7 @@ TrainSummary train(const TrainOptions& opts) {
         const double norm = dp.step(static_cast<float>(lr), cfg.optim.grad_clip);
         opt_s += phase.seconds() - dp.comm_seconds();
         comm_s += dp.comm_seconds();
+        steps_since_log++;
         const double step_s = step_timer.seconds();
         const double loss = (world > 1 ? comm->allreduce_sum(loss_sum) / world : loss_sum) / static_cast<double>(accum);
         if (!std::isfinite(loss)) {
@@ -364,7 +377,7 @@ TrainSummary train(const TrainOptions& opts) {
         if (step % cfg.log.every == 0 || step + 1 == cfg.train.max_steps) {
             const double model_gflops = flops_token * tok_s / 1e9 / world;  // per process
             check_peak(model_gflops);
-            const double n = static_cast<double>(std::min<int64_t>(cfg.log.every, step - summary.start_step + 1));
+            const auto n = static_cast<double>(steps_since_log);
             log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | norm {:.3f} | {:.0f} ms | {:.0f} tok/s | MFU {:.1f}% | "
                       "data {} fwd {} bwd {} opt {} comm {} ms{}",
                       step, cfg.train.max_steps, loss, lr, norm, step_s * 1e3, tok_s,
@@ -372,6 +385,7 @@ TrainSummary train(const TrainOptions& opts) {
                       fmt_ms(fwd_s / n), fmt_ms(bwd_s / n), fmt_ms(opt_s / n), fmt_ms(comm_s / n),
                       dp.buckets() > 0 ? fmt::format(" ({} buckets)", dp.buckets()) : "");
             data_s = fwd_s = bwd_s = opt_s = comm_s = 0;
+            steps_since_log = 0;
         }
         if (bar) bar->update(static_cast<double>(step + 1), fmt::format("loss {:.3f}", loss));
         summary.train_loss = loss;

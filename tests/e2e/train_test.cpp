@@ -211,6 +211,30 @@ TEST_F(TrainRun, CtrlCStopsAfterAStepWithACheckpointAndTheSameCommandGoesOnBitFo
     }
 }
 
+// Two trainings writing one run directory would interleave checkpoints, and the second's
+// clean-up would delete the first's half-written files: the second is refused, naming the first.
+TEST_F(TrainRun, ASecondTrainingOfTheSameRunDirectoryIsRefusedWhileTheFirstRuns) {
+    config("locked", 1000000, 0);
+    const pid_t pid = test::spawn_lmforge({"train", path("locked.toml"), "--set", "optim.schedule=constant"},
+                                          path("locked.log"));
+    ASSERT_TRUE(test::wait_for_steps(path("runs/locked/metrics.jsonl"), 2, std::chrono::seconds(120)));
+    const auto second = run_lmforge("train " + path("locked.toml") + " --set train.max_steps=3");
+    ::kill(pid, SIGINT);
+    EXPECT_EQ(test::wait_for(pid), 128 + SIGINT);
+    EXPECT_EQ(second.status, 2) << second.err;
+    EXPECT_EQ(test::count_lines(second.err), 1) << second.err;
+    EXPECT_NE(second.err.find(path("runs/locked") + ": in use by another lmforge process (pid " + std::to_string(pid) + ")"),
+              std::string::npos)
+        << second.err;
+    // The first ended by its signal: the lock went with it, and the same command goes on.
+    const std::string latest = test::slurp(path("runs/locked/latest"));
+    ASSERT_EQ(latest.substr(0, 5), "step_") << test::slurp(path("locked.log"));
+    const int k = std::stoi(latest.substr(5));
+    const auto resumed = run_lmforge("train " + path("locked.toml") + " --set optim.schedule=constant --set train.max_steps=" +
+                                     std::to_string(k + 1));
+    EXPECT_EQ(resumed.status, 0) << resumed.err;
+}
+
 TEST_F(TrainRun, SignalsReachAThreadOfTheirOwnAndNoThreadThatComputes) {
     // oneDNN's JIT GEMMs run with the stack pointer in a heap workspace, where a signal's frame
     // would be written over the heap (core/signal_thread.h). So every thread of a training
@@ -297,17 +321,24 @@ TEST_F(TrainRun, RunDirectoryHoldsMetricsPlotsAndEvents) {
     EXPECT_EQ(test::slurp(path("runs/outputs/plots/loss.png")), png);
 }
 
-TEST_F(TrainRun, APeakBelowWhatTheModelReachesIsSaidOnce) {
+// Warnings about the settings are said once, on the lead process, and the run goes on.
+TEST_F(TrainRun, APeakBelowWhatTheModelReachesAndAWarmupLongerThanTheRunAreSaidOnce) {
     // A peak far below any CPU's: every MFU figure would read above 100%, which the log says, once.
-    ASSERT_EQ(run_lmforge("train " + config("peak", 12, 100) + " --set log.peak_gflops=0.001").status, 0);
+    ASSERT_EQ(run_lmforge("train " + config("peak", 12, 100) + " --set log.peak_gflops=0.001 --set optim.warmup_steps=20")
+                  .status,
+              0);
     const std::string log = test::slurp(path("runs/peak/train.log"));
     EXPECT_NE(log.find("peak: 0.001 GFLOP/s per process (log.peak_gflops)"), std::string::npos) << log;
-    size_t warnings = 0;
-    for (size_t at = log.find("log.peak_gflops = 0.001 is below"); at != std::string::npos;
-         at = log.find("log.peak_gflops = 0.001 is below", at + 1)) {
-        warnings++;
-    }
-    EXPECT_EQ(warnings, 1u) << log;
+    const auto count = [&](const std::string& needle) {
+        size_t n = 0;
+        for (size_t at = log.find(needle); at != std::string::npos; at = log.find(needle, at + 1)) n++;
+        return n;
+    };
+    EXPECT_EQ(count("log.peak_gflops = 0.001 is below"), 1u) << log;
+    EXPECT_EQ(count("optim.warmup_steps = 20 is not below train.max_steps = 12: the learning rate rises for the whole "
+                    "run and never reaches optim.lr"),
+              1u)
+        << log;
 }
 
 void expect_one_line_error(const test::Outcome& o, const std::string& want) {

@@ -10,6 +10,7 @@
 #include "cli/run_tokenizer.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/log.h"
 #include "data/data_home.h"
 #include "io/checkpoint.h"
 #include "io/hf_bert.h"
@@ -43,6 +44,10 @@ void add_export_command(CLI::App& app) {
             if (const std::string dir = find_run_tokenizer(f->checkpoint); !dir.empty()) {
                 const EncoderSpecials sp = EncoderSpecials::after(load_tokenizer(dir, data_home())->vocab_size());
                 if (sp.vocab_size == model.config().vocab_size) pad = sp.pad;
+            }
+            if (!pad) {
+                log::warn("no run tokenizer whose ids this model's vocabulary extends: config.json names no "
+                          "pad_token_id (transformers then takes 0)");
             }
             save_hf_bert(model, f->hf, pad);
             fmt::print("exported {} to {} ({})\n", f->checkpoint, f->hf,

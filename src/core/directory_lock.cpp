@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/log.h"
 
 namespace lmforge {
 
@@ -25,6 +26,14 @@ DirectoryLock::DirectoryLock(const std::string& dir) {
     }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
         const int err = errno;
+        if (err == ENOSYS || err == EOPNOTSUPP || err == ENOLCK) {
+            // A file system without locks (some NFS, FUSE or Lustre mounts): the run goes on
+            // as it did before there was a lock, unguarded.
+            log::warn("{}: this file system has no file locks ({}): a second run of this directory would not be "
+                      "stopped",
+                      dir, std::strerror(err));
+            return;
+        }
         char holder[32] = {};
         const ssize_t n = ::pread(fd_, holder, sizeof(holder) - 1, 0);
         ::close(fd_);

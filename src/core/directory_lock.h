@@ -11,7 +11,7 @@ namespace lmforge {
 class DirectoryLock {
 public:
     // Creates DIR if needed and takes its lock; InputError naming DIR and the holder's process
-    // id when another process holds it.
+    // id when another process holds it. On a file system without locks, a warning and no lock.
     explicit DirectoryLock(const std::string& dir);
     ~DirectoryLock();
     DirectoryLock(const DirectoryLock&) = delete;

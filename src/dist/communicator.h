@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,12 @@ public:
 // MPI when the process was started by an MPI launcher (mpirun, mpiexec, srun with PMI),
 // the single-process communicator otherwise: the same binary runs either way.
 std::unique_ptr<Communicator> make_communicator();
+
+// Runs `work` on rank 0 alone (taking the run directory, say) and makes every rank agree on
+// how it went: rank 0 rethrows its exception, the others throw InputError saying rank 0
+// refused. Without this a rank waiting in a barrier for a rank 0 that had thrown would wait
+// for ever (MPI_Finalize waits for every rank).
+void on_lead_agreed(Communicator& comm, const std::function<void()>& work);
 
 // Equal shards of n elements over `world` ranks (the first n % world one larger).
 std::vector<int64_t> shard_counts(int64_t n, int world);

@@ -159,6 +159,8 @@ bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* to
         if (fs::exists(saved + "/encoder.json") && fs::exists(saved + "/vocab.bpe")) {
             fs::rename(saved + "/encoder.json", tmp + "/vocab.json");
             fs::rename(saved + "/vocab.bpe", tmp + "/merges.txt");
+            // transformers reads it too: special tokens that vocab.json alone leaves ordinary.
+            if (fs::exists(saved + "/added_tokens.json")) fs::rename(saved + "/added_tokens.json", tmp + "/added_tokens.json");
             with_tokenizer = true;
         }
         fs::remove_all(saved);

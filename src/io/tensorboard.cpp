@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <array>
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstring>
 
 #include "core/error.h"
@@ -66,7 +68,21 @@ uint32_t crc32c(std::span<const std::byte> data) {
 TensorBoardWriter::TensorBoardWriter(const std::string& dir) {
     char host[256] = "localhost";
     gethostname(host, sizeof(host) - 1);
-    path_ = fmt::format("{}/events.out.tfevents.{}.{}.{}", dir, static_cast<int64_t>(now_seconds()), host, ::getpid());
+    // TensorBoard reads a run's files in name order. Two sessions in one second would sort by
+    // their pids' text ("10001" before "9999"), so the time in the name moves past every
+    // existing file's.
+    auto seconds = static_cast<int64_t>(now_seconds());
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind("events.out.tfevents.", 0) != 0) continue;
+        try {
+            seconds = std::max<int64_t>(seconds, std::stoll(name.substr(20)) + 1);
+        } catch (const std::exception&) {
+            // not a name of this form: no order to keep
+        }
+    }
+    path_ = fmt::format("{}/events.out.tfevents.{}.{}.{}", dir, seconds, host, ::getpid());
     file_ = std::fopen(path_.c_str(), "wb");
     if (file_ == nullptr) throw Error(fmt::format("{}: cannot create the event file", path_));
     std::string event;  // Event{wall_time = 1, file_version = 3}

@@ -12,16 +12,17 @@ namespace lmforge {
 
 class TensorBoardWriter {
 public:
-    // Creates a new event file in dir (Error if it cannot).
+    // Creates a new event file in dir (Error if it cannot), named to sort after those there.
     explicit TensorBoardWriter(const std::string& dir);
     ~TensorBoardWriter();
     TensorBoardWriter(const TensorBoardWriter&) = delete;
     TensorBoardWriter& operator=(const TensorBoardWriter&) = delete;
 
     void scalar(const std::string& tag, int64_t step, double value);
-    // A session starts at `step` (SessionLog START). TensorBoard takes every START after a
-    // run's first as a restart and drops the run's earlier events of that step or later: the
-    // steps a resumed run repeats after its last checkpoint are shown once, as redone.
+    // A session starts at `step` (SessionLog START). TensorBoard's event reader drops the
+    // events it has read before a START whose step is that step or later: the steps a resumed
+    // run repeats after its last checkpoint are shown once, as redone. (It reads a directory's
+    // files in name order, which the constructor makes the order of creation.)
     void session_start(int64_t step);
     const std::string& path() const { return path_; }
 

@@ -26,7 +26,9 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text) const {
         size_t at;
     };
     std::vector<Next> next;
-    for (const auto& [s, id] : specials_) next.push_back({s, id, text.find(s)});
+    for (const auto& [s, id] : specials_) {
+        if (!s.empty()) next.push_back({s, id, text.find(s)});  // an empty one would match everywhere
+    }
     std::vector<TokenId> out;
     size_t at = 0;
     while (at < text.size()) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -62,12 +63,21 @@ void read_vocab(const json& j, const std::string& where, std::vector<std::pair<s
     }
 }
 
+// An added token as the encoder can use it: not empty (it would match everywhere), with an id.
+void check_added_token(const std::string& token, const json& id, const std::string& where) {
+    if (token.empty()) throw InputError(fmt::format("{}: an added token is empty", where), "the file is damaged");
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
+        throw InputError(fmt::format("{}: token '{}' has no valid id ({})", where, token, id.dump()),
+                         "the file is damaged");
+    }
+}
+
 std::map<std::string, TokenId> read_added_tokens(const std::string& path) {
     std::map<std::string, TokenId> added;
     const json j = parse_json_file(path);
     if (!j.is_object()) throw InputError(fmt::format("{}: not a JSON object of token: id", path));
     for (const auto& [token, id] : j.items()) {
-        if (!id.is_number_integer()) throw InputError(fmt::format("{}: token '{}' has a non-integer id", path, token));
+        check_added_token(token, id, path);
         added[token] = id.get<TokenId>();
     }
     return added;
@@ -82,9 +92,21 @@ std::unique_ptr<Tokenizer> load_gpt2_files(const std::string& encoder_json, cons
     const std::map<std::string, TokenId> added = added_tokens.empty() ? std::map<std::string, TokenId>{}
                                                                       : read_added_tokens(added_tokens);
     read_vocab(parse_json_file(encoder_json), encoder_json, vocab, specials, added);
-    // An added token may be absent from the vocabulary (Hugging Face lists it only there).
+    // An added token may be absent from the vocabulary (Hugging Face lists it only there), but
+    // neither file may give its id to another token, nor it another id.
+    std::map<TokenId, const std::string*> ordinary;
+    for (const auto& [bytes, id] : vocab) ordinary.emplace(id, &bytes);
     for (const auto& [token, id] : added) {
-        std::erase_if(vocab, [&](const auto& v) { return v.second == id; });
+        if (const auto it = specials.find(token); it != specials.end() && it->second != id) {
+            throw InputError(fmt::format("{}: token '{}' has id {}, but {} gives it {}", added_tokens, token, id,
+                                         encoder_json, it->second),
+                             "the two files do not belong together");
+        }
+        if (const auto it = ordinary.find(id); it != ordinary.end()) {
+            throw InputError(fmt::format("{}: token '{}' has id {}, which {} gives to '{}'", added_tokens, token, id,
+                                         encoder_json, bytes_to_unicode(*it->second)),
+                             "the two files do not belong together");
+        }
         specials[token] = id;
     }
 
@@ -150,6 +172,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
     }
     for (const json& t : j.value("added_tokens", json::array())) {
         const std::string content = t.at("content");
+        check_added_token(content, t.at("id"), path + ": added_tokens");
         const TokenId id = t.at("id");
         std::erase_if(vocab, [&](const auto& v) { return v.second == id; });
         specials[content] = id;

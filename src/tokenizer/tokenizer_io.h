@@ -18,7 +18,11 @@ namespace lmforge {
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec, const std::string& data_home);
 
 // ADDED_TOKENS, if not "": a {"token": id} file (Hugging Face's added_tokens.json) whose tokens
-// are special, whatever they look like; without it only <|...|> tokens are.
+// are special, whatever they look like; without it only <|...|> tokens are. Every added token
+// is special here, also one transformers would match inside ordinary text (special: false in
+// its tokenizer_config.json): encode() finds it, encode_ordinary() (prepare) does not.
+// InputError for an empty token, an id that is no id, or one that encoder.json gives to
+// another token.
 std::unique_ptr<Tokenizer> load_gpt2_files(const std::string& encoder_json, const std::string& vocab_bpe,
                                            const std::string& added_tokens = "");
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path);

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "data/dataloader.h"
 #include "data/shard.h"
 #include "kernels/crossentropy.h"
 
@@ -71,17 +72,7 @@ MlmBatch make_mlm_batch(const std::vector<std::vector<int32_t>>& pieces, std::sp
 }
 
 std::vector<uint16_t> read_split_tokens(const std::string& dir, const std::string& split) {
-    std::vector<std::string> paths;
-    if (std::filesystem::is_directory(dir)) {
-        for (const auto& e : std::filesystem::directory_iterator(dir)) {
-            const std::string name = e.path().filename().string();
-            if (name.rfind(split + "_", 0) == 0 && name.ends_with(".bin")) paths.push_back(e.path().string());
-        }
-    }
-    if (paths.empty()) {
-        throw InputError(fmt::format("{}: no {}_*.bin token shards", dir, split), "prepare the data with lmforge prepare");
-    }
-    std::sort(paths.begin(), paths.end());
+    const std::vector<std::string> paths = find_shards(dir, split);  // as the LM's DataLoader finds them
     std::vector<uint16_t> tokens;
     for (const std::string& p : paths) {
         const Shard shard(p);

@@ -26,8 +26,8 @@ TaskRun::TaskRun(const TrainConfig& cfg, const std::string& run_dir) : cfg_(cfg)
                                                : std::max(1, backend::hardware_threads() / comm_->local_size()));
     gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
     precision_ = resolve_precision(cfg.train.precision, precision_why_);
+    on_lead_agreed(*comm_, [&] { run_lock_.emplace(run_dir); });
     if (lead()) {
-        run_lock_.emplace(run_dir);
         log::set_file(run_dir + "/train.log");
         write_text_atomic(run_dir + "/config.toml", config_to_toml(cfg));
         // The run's tokenizer beside its checkpoints, as an LM run keeps it: export finds the

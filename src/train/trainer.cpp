@@ -139,12 +139,11 @@ TrainSummary train(const TrainOptions& opts) {
     CheckpointStore store(run, cfg.checkpoint.keep_last);
     const std::string config_toml = config_to_toml(cfg);
     std::optional<DirectoryLock> run_lock;  // held until the run ends
-    if (lead) {
+    on_lead_agreed(*comm, [&] {
         check_writable(run);
         run_lock.emplace(run);
         store.remove_stale_temporaries();  // another run's would still be in use: hence the lock
-    }
-    comm->barrier();
+    });
     const std::optional<std::string> latest = store.latest();
     if (opts.resume && !latest) {
         throw InputError(fmt::format("{}: no checkpoint to resume from", run), "drop --resume to start the run");

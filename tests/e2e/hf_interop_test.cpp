@@ -215,10 +215,10 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     // A field of another JSON type: the file's fault, not an internal error.
     auto eps_text = config;
     eps_text["layer_norm_epsilon"] = "1e-5";
-    expect_error(with_config("eps-text", eps_text, true), "config.json: a field has the wrong type: type must be number");
+    expect_error(with_config("eps-text", eps_text, true), "config.json: a field has the wrong type: type must be number, but is string");
     auto numeric_type = config;
     numeric_type["model_type"] = 2;
-    expect_error(with_config("numeric-type", numeric_type, true), "config.json: a field has the wrong type");
+    expect_error(with_config("numeric-type", numeric_type, true), "config.json: a field has the wrong type: type must be string, but is number");
 
     // BERT: another architecture, another activation, a deeper config than its tensors.
     std::ifstream bert_in(kFixtures + "/bert-mlm/config.json");
@@ -236,7 +236,7 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     expect_error(with_bert_config("gelu-new", tanh_gelu), "hidden_act = \"gelu_new\" is not supported");
     auto act_list = bert;
     act_list["hidden_act"] = {"gelu"};
-    expect_error(with_bert_config("act-list", act_list), "config.json: a field has the wrong type: type must be string");
+    expect_error(with_bert_config("act-list", act_list), "config.json: a field has the wrong type: type must be string, but is array");
     auto deeper_bert = bert;
     deeper_bert["num_hidden_layers"] = 3;
     expect_error(with_bert_config("deeper-bert", deeper_bert),

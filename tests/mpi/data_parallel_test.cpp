@@ -210,6 +210,21 @@ TEST_F(DataParallelRun, SigusrToMpirunStopsEveryRankAfterTheSameStepAndTheRunGoe
     expect_same_training("one", "stopped", k + 5);
 }
 
+// A run directory another process trains: rank 0 is refused, and every rank ends with it (the
+// other rank, waiting for rank 0, would wait for ever).
+TEST_F(DataParallelRun, ABusyRunDirectoryEndsEveryRankWithRankZerosError) {
+    const std::string cfg = config("busy", 4, 256, 100000, 0);
+    const pid_t pid = test::spawn_lmforge({"train", cfg}, path("first.log"));
+    ASSERT_TRUE(test::wait_for_steps(path("runs/busy/metrics.jsonl"), 2, std::chrono::seconds(120)));
+    const auto two = test::run_lmforge("train " + cfg, "timeout 120 env " + kMpirun + "2 ");
+    ::kill(pid, SIGINT);
+    EXPECT_EQ(test::wait_for(pid), 128 + SIGINT);
+    EXPECT_EQ(two.status, 2) << two.err;  // not timeout's 124
+    EXPECT_NE(two.err.find(path("runs/busy") + ": in use by another lmforge process (pid " + std::to_string(pid) + ")"),
+              std::string::npos)
+        << two.err;
+}
+
 TEST_F(DataParallelRun, AKilledRankStopsTheOthersAndTheRunResumes) {
     const std::string cfg = config("killed", 4, 256, 100000, 0, true, 5);
     // mpirun in the background; wait for a checkpoint, then kill -9 one rank.

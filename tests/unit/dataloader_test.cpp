@@ -158,7 +158,8 @@ TEST_F(DataLoaderTest, LlmcFileNamesAreFoundAndRead) {
     write_shard((d / "fineweb_val_000000.bin").string(), t);
     write_shard((d / "tiny_shakespeare_val.bin").string(), t);
     write_shard((d / "fineweb_train_000001.bin").string(), t);
-    write_shard((d / "interval_000000.bin").string(), t);  // "val" inside a word: not the split
+    write_shard((d / "interval_000000.bin").string(), t);        // "val" inside a word: not the split
+    write_shard((d / "fineweb_valid_000000.bin").string(), t);  // nor "_val" starting a longer word
     EXPECT_EQ(find_shards(d.string(), "val"),
               (std::vector<std::string>{(d / "fineweb_val_000000.bin").string(), (d / "tiny_shakespeare_val.bin").string()}));
     EXPECT_EQ(find_shards(d.string(), "train"), (std::vector<std::string>{(d / "fineweb_train_000001.bin").string()}));

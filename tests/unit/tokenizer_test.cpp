@@ -170,8 +170,9 @@ TEST(Bpe, SeveralSpecialsEarliestFirstLongestOnTies) {
         }
     }
     plain("ba");
-    EXPECT_EQ(bpe->encode(text), expected);
-    EXPECT_EQ(std::count(expected.begin(), expected.end(), absent), 0);
+    const std::vector<TokenId> got = bpe->encode(text);
+    EXPECT_EQ(got, expected);
+    EXPECT_EQ(std::count(got.begin(), got.end(), absent), 0);
 }
 
 TEST(Bpe, AnyBytesRoundTripAndBadIdsAreRefused) {
@@ -228,6 +229,23 @@ TEST_F(TokenizerFiles, SpecialsOfAnySpellingSurviveSaveAndLoad) {
     EXPECT_EQ(loaded->encode(text), (std::vector<TokenId>{sp.cls, 256, spaced, 'c', sp.sep, sp.pad, *bpe->eot_id()}));
     EXPECT_EQ(loaded->special_tokens(), bpe->special_tokens());
     EXPECT_EQ(loaded->vocab_size(), bpe->vocab_size());
+    // An added token that takes an ordinary token's id, or is empty (it would match everywhere),
+    // is refused by name.
+    const nlohmann::json saved = nlohmann::json::parse(std::ifstream(dir_ / "added_tokens.json"));
+    const auto error_with = [&](const std::string& token, int64_t id) {
+        nlohmann::json added = saved;
+        added[token] = id;
+        write("added_tokens.json", added.dump());
+        return test::input_error_of([&] { load_tokenizer(dir_.string(), ""); });
+    };
+    const std::string clash = error_with("[X]", 97);
+    EXPECT_NE(clash.find("token '[X]' has id 97, which " + (dir_ / "encoder.json").string() + " gives to 'a'"),
+              std::string::npos)
+        << clash;
+    EXPECT_NE(error_with("", 300).find("an added token is empty"), std::string::npos);
+    EXPECT_NE(error_with("[Y]", -1).find("token '[Y]' has no valid id (-1)"), std::string::npos);
+    EXPECT_NE(error_with("[PAD]", sp.pad + 1).find("token '[PAD]' has id " + std::to_string(sp.pad + 1) + ", but "),
+              std::string::npos);
 }
 
 TEST_F(TokenizerFiles, CharTokenizerBuildsSavesAndRefusesUnknownCharacters) {

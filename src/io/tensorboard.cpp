@@ -57,6 +57,16 @@ double now_seconds() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// Event{wall_time = 1, step = 2}: what every event of a step begins with.
+std::string event_now(int64_t step) {
+    std::string event;
+    varint(event, (1 << 3) | 1);
+    fixed(event, now_seconds());
+    varint(event, (2 << 3) | 0);
+    varint(event, static_cast<uint64_t>(step));
+    return event;
+}
+
 }  // namespace
 
 uint32_t crc32c(std::span<const std::byte> data) {
@@ -103,11 +113,7 @@ void TensorBoardWriter::scalar(const std::string& tag, int64_t step, double valu
     fixed(v, static_cast<float>(value));
     std::string summary;  // Summary{value = 1}
     bytes_field(summary, 1, v);
-    std::string event;  // Event{wall_time = 1, step = 2, summary = 5}
-    varint(event, (1 << 3) | 1);
-    fixed(event, now_seconds());
-    varint(event, (2 << 3) | 0);
-    varint(event, static_cast<uint64_t>(step));
+    std::string event = event_now(step);  // + summary = 5
     bytes_field(event, 5, summary);
     record(event);
 }
@@ -116,11 +122,7 @@ void TensorBoardWriter::session_start(int64_t step) {
     std::string log;  // SessionLog{status = 1: START = 1}
     varint(log, (1 << 3) | 0);
     varint(log, 1);
-    std::string event;  // Event{wall_time = 1, step = 2, session_log = 7}
-    varint(event, (1 << 3) | 1);
-    fixed(event, now_seconds());
-    varint(event, (2 << 3) | 0);
-    varint(event, static_cast<uint64_t>(step));
+    std::string event = event_now(step);  // + session_log = 7
     bytes_field(event, 7, log);
     record(event);
 }

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "data/data_home.h"
 #include "data/recipes.h"
 #include "data/shard_check.h"
@@ -42,7 +43,8 @@ void add_data_command(CLI::App& app) {
         "check", "Check a directory of shards: headers, sizes, and every token against the vocabulary");
     check_cmd->add_option("dir", check->dir, "Directory of shards (from lmforge prepare)")->required();
     check_cmd->add_option("--vocab-size", check->vocab_size,
-                          "Vocabulary to check tokens against (default: from prepare.json)");
+                          "Vocabulary to check tokens against (default: from prepare.json)")
+        ->check(integer_at_least(1));
     check_cmd->callback([check] {
         const DataCheck c = check_shards(check->dir, check->vocab_size);
         for (const auto& [split, tokens] : c.split_tokens) {

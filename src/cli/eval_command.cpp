@@ -34,12 +34,20 @@ void add_eval_command(CLI::App& app) {
     auto* mc = cmd->add_option("--multiple-choice", f->multiple_choice,
                                "HellaSwag-format JSONL (ctx, endings, label): score each ending by likelihood");
     data->excludes(mc);
-    cmd->add_option("--tokenizer", f->tokenizer, "Tokenizer for --multiple-choice (default: the run's, else gpt2)");
-    cmd->add_option("--split", f->split, "Shards to read: val or train")->capture_default_str();
-    cmd->add_option("--batches", f->batches, "Batches to evaluate; 0: the whole split")
-        ->check(integer_at_least(0))->capture_default_str();
-    cmd->add_option("--batch-size", f->batch_size, "Sequences per batch")->check(integer_at_least(1))->capture_default_str();
-    cmd->add_option("--seq-len", f->seq_len, "Sequence length; 0: the model's block_size")->check(integer_at_least(0));
+    // Each mode's own flags: one given to the other mode would be ignored, so it is refused.
+    cmd->add_option("--tokenizer", f->tokenizer, "Tokenizer for --multiple-choice (default: the run's, else gpt2)")
+        ->excludes(data);
+    for (CLI::Option* o : {cmd->add_option("--split", f->split, "Shards to read: val or train")->capture_default_str(),
+                           cmd->add_option("--batches", f->batches, "Batches to evaluate; 0: the whole split")
+                               ->check(integer_at_least(0))
+                               ->capture_default_str(),
+                           cmd->add_option("--batch-size", f->batch_size, "Sequences per batch")
+                               ->check(integer_at_least(1))
+                               ->capture_default_str(),
+                           cmd->add_option("--seq-len", f->seq_len, "Sequence length; 0: the model's block_size")
+                               ->check(integer_at_least(0))}) {
+        o->excludes(mc);
+    }
     cmd->add_option("--threads", f->threads, "Threads (default: every core)")->check(integer_at_least(1));
     cmd->callback([f] {
         if (f->data.empty() && f->multiple_choice.empty()) {
@@ -69,6 +77,7 @@ void add_eval_command(CLI::App& app) {
         model.plan(f->batch_size, T);
         DataLoader loader({f->data, f->split, f->batch_size, T, 0, 1, false, 0, cfg.vocab_size});
         const EvalResult r = evaluate(model, loader, f->batches);
+        if (comm->rank() != 0) return;  // under mpirun every rank computes alike; one answers
         const nlohmann::ordered_json j = {{"checkpoint", f->checkpoint}, {"data", f->data}, {"split", f->split},
                                           {"loss", r.loss}, {"perplexity", r.perplexity}, {"batches", r.batches},
                                           {"tokens", r.tokens}, {"seq_len", T}};

@@ -1,6 +1,7 @@
 // lmforge sample --checkpoint DIR: text from a trained model, streamed as it is generated.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "cli/run_tokenizer.h"
 #include "cli/flags.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "data/data_home.h"
 #include "io/checkpoint.h"
 #include "tokenizer/tokenizer_io.h"
@@ -52,7 +54,10 @@ void add_sample_command(CLI::App& app) {
     cmd->add_option("--threads", f->threads, "Threads (default: every core)")->check(integer_at_least(1));
     cmd->add_flag("--no-kv-cache", f->no_kv_cache, "Recompute the whole sequence for every token (to compare)");
     cmd->callback([f] {
-        if (f->temperature < 0) throw InputError(fmt::format("--temperature {} must not be negative", f->temperature));
+        if (!(std::isfinite(f->temperature) && f->temperature >= 0)) {
+            throw InputError(fmt::format("--temperature {} must be a finite number, 0 or more", f->temperature),
+                             "0 is greedy");
+        }
         if (!(f->top_p > 0 && f->top_p <= 1)) throw InputError(fmt::format("--top-p {} must lie in (0, 1]", f->top_p));
         backend::set_threads(f->threads.value_or(backend::hardware_threads()));
         const auto tokenizer = tokenizer_for(f->checkpoint, f->tokenizer);
@@ -62,6 +67,12 @@ void add_sample_command(CLI::App& app) {
         load_model_weights(model, weights);
         const int32_t eot = tokenizer->eot_id().value_or(0);
         std::vector<int32_t> prompt = f->prompt.empty() ? std::vector<int32_t>{eot} : tokenizer->encode(f->prompt);
+        const int64_t context = model.config().block_size;
+        if (static_cast<int64_t>(prompt.size()) > context) {
+            throw InputError(fmt::format("--prompt is {} tokens, longer than the model's context ({} tokens)",
+                                         prompt.size(), context),
+                             "shorten the prompt");
+        }
         const SampleOptions opts{f->max_new_tokens, f->temperature, f->top_k, f->top_p, tokenizer->eot_id()};
         Rng rng(static_cast<uint64_t>(f->seed));
         Gpt2Decoder decoder(model, *gemm);
@@ -74,12 +85,16 @@ void add_sample_command(CLI::App& app) {
                 std::fwrite(piece.data(), 1, piece.size(), stdout);
                 std::fflush(stdout);
             };
+            const std::vector<int32_t> ids = f->no_kv_cache ? generate_without_cache(model, prompt, opts, rng)
+                                                             : generate(decoder, prompt, opts, rng, stream);
             if (f->no_kv_cache) {
-                for (int32_t id : generate_without_cache(model, prompt, opts, rng)) stream(id);
-            } else {
-                generate(decoder, prompt, opts, rng, stream);
+                for (int32_t id : ids) stream(id);
             }
             std::fputc('\n', stdout);
+            if (static_cast<int64_t>(ids.size()) < f->max_new_tokens && (ids.empty() || ids.back() != opts.stop_token)) {
+                std::fflush(stdout);
+                log::warn("stopped after {} new tokens: the model's context of {} tokens is full", ids.size(), context);
+            }
         }
     });
 }

@@ -52,7 +52,8 @@ public:
     void restore(const DataLoaderState& s);
     void reset() { restore({0, 0, windows_, opts_.seed}); }  // back to the start of epoch 0
 
-    int64_t windows_per_epoch() const { return windows_; }
+    int64_t windows_per_epoch() const { return windows_; }  // all ranks together
+    const DataLoaderOptions& options() const { return opts_; }
     int64_t tokens() const;
     const std::vector<std::string>& shard_paths() const { return paths_; }
 

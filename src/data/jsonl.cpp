@@ -32,7 +32,7 @@ std::string jsonl_string(const nlohmann::json& object, const std::string& field,
     const auto it = object.find(field);
     if (it == object.end() || !it->is_string()) {
         throw InputError(fmt::format("{}:{}: no string field \"{}\"", where, line, field),
-                         "name the field that holds the text with --jsonl-field");
+                         "see the command's --help for a flag that names the field");
     }
     return it->get<std::string>();
 }

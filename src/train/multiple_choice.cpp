@@ -22,6 +22,12 @@ std::vector<ChoiceItem> load_multiple_choice(const std::string& path, const Toke
         };
         ChoiceItem item;
         item.context = tokenizer.encode_ordinary(jsonl_string(j, "ctx", path, line));
+        // An ending's first token is scored from the context's last: an empty context starts
+        // from <|endoftext|>, as a new document does, so that every ending token is scored.
+        if (item.context.empty()) {
+            if (!tokenizer.eot_id()) fail("an empty \"ctx\" needs a tokenizer with <|endoftext|> to start from");
+            item.context = {*tokenizer.eot_id()};
+        }
         if (!j.contains("endings") || !j["endings"].is_array() || j["endings"].size() < 2) {
             fail("needs \"endings\": a list of at least two strings");
         }
@@ -32,10 +38,12 @@ std::vector<ChoiceItem> load_multiple_choice(const std::string& path, const Toke
             item.endings.push_back(tokenizer.encode_ordinary(ending));
         }
         if (!j.contains("label") || !j["label"].is_number_integer()) fail("needs an integer \"label\"");
-        item.label = j["label"].get<int32_t>();
-        if (item.label < 0 || item.label >= static_cast<int32_t>(item.endings.size())) {
-            fail(fmt::format("label {} is not the index of one of its {} endings", item.label, item.endings.size()));
+        // Compared as parsed (a negative label is no unsigned number): 2^32 + 1 must not read as 1.
+        const nlohmann::json& label = j["label"];
+        if (!label.is_number_unsigned() || label.get<uint64_t>() >= item.endings.size()) {
+            fail(fmt::format("label {} is not the index of one of its {} endings", label.dump(), item.endings.size()));
         }
+        item.label = static_cast<int32_t>(label.get<uint64_t>());
         items.push_back(std::move(item));
     });
     if (items.empty()) throw InputError(fmt::format("{}: no items", path));

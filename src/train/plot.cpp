@@ -106,6 +106,25 @@ struct Canvas {
 
 }  // namespace
 
+namespace {
+
+// Text as XML character data: a run named "a&b" or "<x>" must not break the file.
+std::string xml_escaped(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            default: out += c;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string render_svg(const Chart& chart, int width, int height) {
     const Frame f = layout(chart, width, height);
     std::string s = fmt::format(
@@ -124,11 +143,11 @@ std::string render_svg(const Chart& chart, int width, int height) {
     }
     s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" stroke=\"black\"/>\n",
                      f.left, f.top, width - f.left - f.right, height - f.top - f.bottom);
-    s += fmt::format("<text x=\"{:.1f}\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">{}</text>\n", width / 2.0, chart.title);
+    s += fmt::format("<text x=\"{:.1f}\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">{}</text>\n", width / 2.0, xml_escaped(chart.title));
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", (f.left + width - f.right) / 2,
-                     height - 14.0, chart.x_label);
+                     height - 14.0, xml_escaped(chart.x_label));
     s += fmt::format("<text x=\"18\" y=\"{:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {:.1f})\">{}</text>\n",
-                     (f.top + height - f.bottom) / 2, (f.top + height - f.bottom) / 2, chart.y_label);
+                     (f.top + height - f.bottom) / 2, (f.top + height - f.bottom) / 2, xml_escaped(chart.y_label));
     double legend_y = f.top + 18;
     for (const Series& series : chart.series) {
         std::string pts;
@@ -146,7 +165,7 @@ std::string render_svg(const Chart& chart, int width, int height) {
         s += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"{3}\" stroke-width=\"3\"/>"
                          "<text x=\"{4:.1f}\" y=\"{5:.1f}\">{6}</text>\n",
                          width - f.right - 130, legend_y, width - f.right - 106, hex(series.color), width - f.right - 100,
-                         legend_y + 4, series.name);
+                         legend_y + 4, xml_escaped(series.name));
         legend_y += 20;
     }
     return s + "</svg>\n";
@@ -193,18 +212,22 @@ std::vector<std::string> write_loss_plots(const std::string& run_dir) {
     std::ifstream in(metrics);
     if (!in) throw InputError(fmt::format("{}: cannot read", metrics), "is this a run directory?");
     Series train{"train loss", 0x1f77b4, {}, false}, val{"val loss", 0xff7f0e, {}, true};
+    // A value lmforge could not write as a number (a NaN loss is null) is a gap in the line.
+    const auto number = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : NAN; };
     std::string line;
     size_t line_no = 0;
     while (std::getline(in, line)) {
         line_no++;
         if (line.empty()) continue;
+        const bool last = in.eof();  // no line break after it: a running trainer's line half-written
         const auto j = nlohmann::json::parse(line, nullptr, false);
-        if (!j.is_object() || !j.contains("step")) {
+        if (!j.is_object() || !j.contains("step") || !j["step"].is_number()) {
+            if (last) break;
             throw InputError(fmt::format("{}:{}: not a metrics line", metrics, line_no));
         }
         const double step = j["step"].get<double>();
-        if (j.contains("loss")) train.points.emplace_back(step, j["loss"].get<double>());
-        if (j.contains("val_loss")) val.points.emplace_back(step, j["val_loss"].get<double>());
+        if (j.contains("loss")) train.points.emplace_back(step, number(j["loss"]));
+        if (j.contains("val_loss")) val.points.emplace_back(step, number(j["val_loss"]));
     }
     const std::string name = std::filesystem::path(run_dir).lexically_normal().filename().string();
     Chart chart{name.empty() ? "loss" : name, "step", "loss", {}};

@@ -263,7 +263,7 @@ TrainSummary train(const TrainOptions& opts) {
     const auto run_eval = [&](int64_t step) {
         if (!val_loader) return;
         EvalResult e = evaluate(model, *val_loader, cfg.eval.batches);  // this rank's part
-        e.loss = comm->allreduce_sum(e.loss) / world;
+        e.loss = comm->allreduce_sum(e.loss_sum) / comm->allreduce_sum(static_cast<double>(e.tokens));
         e.perplexity = std::exp(e.loss);
         last_val = e.loss;
         last_val_step = step;

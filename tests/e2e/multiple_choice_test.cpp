@@ -104,6 +104,21 @@ TEST_F(MultipleChoice, CommandReportsTheAccuracies) {
     EXPECT_DOUBLE_EQ(j["accuracy_norm"].get<double>(), static_cast<double>(correct_norm) / 6);
 }
 
+// An empty context starts from <|endoftext|>: every token of every ending is scored, the
+// first one too (it was scored from nothing, and one-token endings all scored 0).
+TEST_F(MultipleChoice, AnEmptyContextStartsFromEndOfText) {
+    const auto tokenizer = load_tokenizer(char_tokenizer(), "");
+    const std::string file = write("empty.jsonl", R"({"ctx": "", "endings": ["a", "b", "c"], "label": 2})" "\n");
+    const std::vector<ChoiceItem> items = load_multiple_choice(file, *tokenizer);
+    ASSERT_EQ(items.size(), 1u);
+    ASSERT_EQ(items[0].context, std::vector<int32_t>{*tokenizer->eot_id()});
+    const std::vector<double> got = ending_log_likelihoods(model_, items[0]);
+    for (size_t e = 0; e < 3; e++) {
+        EXPECT_NEAR(got[e], reference_log_likelihood(model_, items[0].context, items[0].endings[e]), 1e-4 * std::abs(got[e]));
+        EXPECT_LT(got[e], 0.0) << "ending " << e << " scored nothing";
+    }
+}
+
 TEST_F(MultipleChoice, BadItemsFailWithOneLine) {
     const std::string tok = char_tokenizer();
     publish_directory(path("ckpt"), [&](const std::string& tmp) { save_model_weights(model_, tmp + "/model.safetensors"); });
@@ -116,6 +131,9 @@ TEST_F(MultipleChoice, BadItemsFailWithOneLine) {
         EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
     };
     expect_error(R"({"ctx": "a", "endings": ["b", "c"], "label": 2})", "label 2 is not the index of one of its 2 endings");
+    expect_error(R"({"ctx": "a", "endings": ["b", "c"], "label": 4294967297})",  // 2^32 + 1: no 1
+                 "label 4294967297 is not the index of one of its 2 endings");
+    expect_error(R"({"ctx": "a", "endings": ["b", "c"], "label": -1})", "label -1 is not the index");
     expect_error(R"({"ctx": "a", "label": 0})", "needs \"endings\"");
     expect_error(R"({"endings": ["b", "c"], "label": 0})", "");
     expect_error(R"({"ctx": "a", "endings": ["b", ""], "label": 0})", "every ending must be a non-empty string");

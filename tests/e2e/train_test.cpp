@@ -314,6 +314,17 @@ TEST_F(TrainRun, RunDirectoryHoldsMetricsPlotsAndEvents) {
     // A step checkpoint finds the run's tokenizer two levels up (run/checkpoints/step_N).
     const auto sampled = run_lmforge("sample --max-new-tokens 4 --checkpoint " + path("runs/outputs/checkpoints/step_000020"));
     EXPECT_EQ(sampled.status, 0) << sampled.err;
+    // A sample that fills the context (54 + 11 tokens, the last not fed back: 64) stops there and
+    // says so; a temperature that is no number is refused (it sampled the least likely tokens).
+    const std::string ckpt = " --checkpoint " + path("runs/outputs/checkpoints/step_000020");
+    const auto full = run_lmforge("sample --temperature 0 --max-new-tokens 100 --prompt \"the sea and the white whale of the old ship was "
+                                  "in the\"" + ckpt);
+    EXPECT_EQ(full.status, 0) << full.err;
+    EXPECT_NE(full.err.find("stopped after 11 new tokens: the model's context of 64 tokens is full"), std::string::npos)
+        << full.err;
+    const auto nan = run_lmforge("sample --temperature nan" + ckpt);
+    EXPECT_EQ(nan.status, 2) << nan.err;
+    EXPECT_NE(nan.err.find("--temperature nan must be a finite number"), std::string::npos) << nan.err;
     EXPECT_NE(test::slurp(path("runs/outputs/train.log")).find("val loss"), std::string::npos);
     // Plots on demand give the same files.
     const std::string png = test::slurp(path("runs/outputs/plots/loss.png"));
@@ -399,6 +410,21 @@ TEST_F(TrainRun, BestHoldsTheLowestValidationLossEvenWhereNoCheckpointFalls) {
     const auto e = run_lmforge("eval --batches 3 --batch-size 4 --seq-len 64 --checkpoint " + path("runs/best/best") + " --data " + path("data"));
     ASSERT_EQ(e.status, 0) << e.err;
     EXPECT_NEAR(nlohmann::json::parse(e.out)["loss"].get<double>(), lowest, 1e-4 * lowest);
+    // The whole split is each window once, whatever the batch: a batch that does not divide
+    // the windows, or holds more than all of them, scores the same tokens to the same mean.
+    const auto whole = [&](int batch) {
+        const auto o = run_lmforge("eval --batch-size " + std::to_string(batch) + " --seq-len 64 --checkpoint " +
+                                   path("runs/best/best") + " --data " + path("data"));
+        EXPECT_EQ(o.status, 0) << o.err;
+        return nlohmann::json::parse(o.out);
+    };
+    const auto one = whole(1), seven = whole(7);
+    const auto all = whole(one["tokens"].get<int>() / 64 + 3);  // three rows more than the windows
+    EXPECT_EQ(seven["tokens"], one["tokens"]);
+    EXPECT_EQ(all["tokens"], one["tokens"]);
+    EXPECT_EQ(all["batches"], 1);
+    EXPECT_NEAR(seven["loss"].get<double>(), one["loss"].get<double>(), 1e-5 * one["loss"].get<double>());
+    EXPECT_NEAR(all["loss"].get<double>(), one["loss"].get<double>(), 1e-5 * one["loss"].get<double>());
 }
 
 TEST_F(TrainRun, AFullDiskDuringACheckpointLeavesThePreviousOneIntact) {

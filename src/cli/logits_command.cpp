@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <numeric>
 #include <sstream>
@@ -102,6 +103,14 @@ void add_logits_command(CLI::App& app) {
     cmd->add_option("--ids", f->ids, "Token ids, space-separated")->required();
     cmd->add_option("--output", f->output, "Write the (T, V) logits here (safetensors, tensor \"logits\")");
     cmd->callback([f] {
+        // Checked before the model runs: a path the logits cannot be written to is the user's to fix.
+        if (!f->output.empty()) {
+            const std::filesystem::path parent = std::filesystem::absolute(f->output).parent_path();
+            if (!std::filesystem::is_directory(parent)) {
+                throw InputError(fmt::format("--output {}: no directory {}", f->output, parent.string()),
+                                 "create the directory first");
+            }
+        }
         const Logits l = run_model(f->checkpoint + "/model.safetensors", f->ids);
         if (!f->output.empty()) {
             SafetensorsWriter w;

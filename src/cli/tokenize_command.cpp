@@ -95,11 +95,13 @@ void add_tokenize_command(CLI::App& app) {
     cmd->add_option("--tokenizer", flags->tokenizer, "gpt2, or a tokenizer directory or file")
         ->capture_default_str();
     cmd->add_option("--dir", flags->dir, "Data home (for gpt2's files)");
-    cmd->add_flag("--decode", flags->decode, "Read ids, write the text they stand for");
-    cmd->add_flag("--allow-special", flags->allow_special,
-                  "Encode special tokens' text (<|endoftext|>) as their ids");
+    auto* decode = cmd->add_flag("--decode", flags->decode, "Read ids, write the text they stand for");
+    // Encoding's own flags: with --decode they would be ignored, so they are refused.
+    cmd->add_flag("--allow-special", flags->allow_special, "Encode special tokens' text (<|endoftext|>) as their ids")
+        ->excludes(decode);
     cmd->add_option("--jsonl-field", flags->jsonl_field,
-                    "Read JSON lines; encode this field of each, one line of ids per line");
+                    "Read JSON lines; encode this field of each, one line of ids per line")
+        ->excludes(decode);
     cmd->callback([flags] { run(*flags); });
 }
 

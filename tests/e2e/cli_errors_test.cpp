@@ -45,6 +45,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"UnknownCommand", "frobnicate", "frobnicate"}),
     [](const auto& info) { return std::string(info.param.name); });
 
+// Flags that would be ignored, or values no command can use, checked before any file is read.
+INSTANTIATE_TEST_SUITE_P(
+    Commands, CliErrors,
+    ::testing::Values(
+        BadInput{"DecodeWithAllowSpecial", "tokenize --decode --allow-special", "excludes"},
+        BadInput{"DecodeWithJsonlField", "tokenize --decode --jsonl-field text", "excludes"},
+        BadInput{"EvalModesMixed", "eval --checkpoint c --multiple-choice m.jsonl --batch-size 3",
+                 "--multiple-choice excludes --batch-size"},
+        BadInput{"EvalTokenizerWithData", "eval --checkpoint c --data d --tokenizer gpt2", "excludes"},
+        BadInput{"NanTemperature", "sample --checkpoint c --temperature nan", "--temperature nan must be a finite number"},
+        BadInput{"ZeroVocabulary", "data check d --vocab-size 0", "--vocab-size"},
+        BadInput{"LogitsIntoNoDirectory", "logits --checkpoint c --ids 1 --output /no/such/dir/x.safetensors",
+                 "--output /no/such/dir/x.safetensors: no directory /no/such/dir"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
 TEST(Cli, HelpAndVersionSucceed) {
     EXPECT_EQ(run_lmforge("--help").status, 0);
     const Outcome v = run_lmforge("--version");

@@ -20,6 +20,11 @@ namespace lmforge {
 // model.preset names a BERT preset (bert-tiny .. bert-large): an encoder.
 bool is_encoder(const TrainConfig& c);
 
+// Where the run's tokenizer comes from: data.tokenizer, else the files beside the shards.
+inline std::string data_tokenizer_spec(const TrainConfig& c) {
+    return c.data.tokenizer.empty() ? c.data.dir : c.data.tokenizer;
+}
+
 // The tokenizer's vocabulary: model.vocab_size, else the data directory's prepare.json.
 int64_t tokenizer_vocab_size(const TrainConfig& c);
 // The id of <|endoftext|> that prepare recorded for the data in dir; -1 if it has none.

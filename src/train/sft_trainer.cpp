@@ -13,7 +13,6 @@
 #include "core/log.h"
 #include "core/rng.h"
 #include "core/timer.h"
-#include "data/data_home.h"
 #include "data/instructions.h"
 #include "dist/communicator.h"
 #include "dist/data_parallel.h"
@@ -22,7 +21,6 @@
 #include "model/gpt2.h"
 #include "model/gpt2_decoder.h"
 #include "optim/lr_schedule.h"
-#include "tokenizer/tokenizer_io.h"
 #include "train/metrics.h"
 #include "train/model_setup.h"
 #include "train/task_run.h"
@@ -198,12 +196,8 @@ SftSummary train_sft(const TrainOptions& opts) {
               "responses",
               summary.best_epoch, test.loss(), std::exp(test.loss()), test.exact_match(), summary.test_examples);
     if (lead && data.test.size() > 0) {
-        std::unique_ptr<Tokenizer> tokenizer;
-        try {
-            tokenizer = load_tokenizer(cfg.data.tokenizer.empty() ? cfg.data.dir : cfg.data.tokenizer, data_home());
-        } catch (const InputError& e) {
-            log::warn("no tokenizer beside the data ({}): no completions shown", e.what());
-        }
+        const Tokenizer* tokenizer = task.tokenizer();
+        if (tokenizer == nullptr) log::warn("no tokenizer beside the data: no completions shown");
         Gpt2Decoder decoder(model, task.gemm());
         Rng rng(static_cast<uint64_t>(cfg.sample.seed));
         for (int64_t k = 0; tokenizer && k < std::min<int64_t>(3, data.test.size()); k++) {

@@ -33,8 +33,8 @@ TaskRun::TaskRun(const TrainConfig& cfg, const std::string& run_dir) : cfg_(cfg)
         // The run's tokenizer beside its checkpoints, as an LM run keeps it: export finds the
         // encoder's [PAD] id from it, sample and eval their text.
         try {
-            load_tokenizer(cfg.data.tokenizer.empty() ? cfg.data.dir : cfg.data.tokenizer, data_home())
-                ->save(run_dir + "/tokenizer");
+            tokenizer_ = load_tokenizer(data_tokenizer_spec(cfg), data_home());
+            tokenizer_->save(run_dir + "/tokenizer");
         } catch (const InputError& e) {
             log::warn("no tokenizer beside the data ({}): the run directory holds none", e.what());
         }

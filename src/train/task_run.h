@@ -17,6 +17,7 @@
 #include "model/model.h"
 #include "model/precision.h"
 #include "optim/lr_schedule.h"
+#include "tokenizer/tokenizer.h"
 #include "train/config.h"
 #include "train/metrics.h"
 
@@ -46,6 +47,8 @@ public:
     backend::Gemm& gemm() { return *gemm_; }
     Precision precision() const { return precision_; }
     MetricsLog* metrics() { return metrics_.get(); }
+    // The data's tokenizer, on the lead process (null elsewhere, or where there is none).
+    const Tokenizer* tokenizer() const { return tokenizer_.get(); }
 
 private:
     const TrainConfig& cfg_;
@@ -55,6 +58,7 @@ private:
     Precision precision_;
     std::string precision_why_;
     std::unique_ptr<MetricsLog> metrics_;
+    std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<DataParallel> dp_;
 };
 

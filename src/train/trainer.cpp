@@ -128,7 +128,7 @@ TrainSummary train(const TrainOptions& opts) {
     }
     std::unique_ptr<Tokenizer> tokenizer;
     try {
-        tokenizer = load_tokenizer(cfg.data.tokenizer.empty() ? cfg.data.dir : cfg.data.tokenizer, data_home());
+        tokenizer = load_tokenizer(data_tokenizer_spec(cfg), data_home());
     } catch (const InputError& e) {
         if (!cfg.data.tokenizer.empty()) throw;
         log::warn("no tokenizer beside the data ({}): samples are shown as ids", e.what());

@@ -41,7 +41,7 @@ void add_sample_command(CLI::App& app) {
         std::optional<int> threads;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("sample", "Generate text from a checkpoint (KV cache; streamed)");
+    CLI::App* cmd = app.add_subcommand("sample", "Generate text from a checkpoint (KV cache, sliding past the context; streamed)");
     cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint directory")->required();
     cmd->add_option("--prompt", f->prompt, "Text to continue (default: a new document)");
     cmd->add_option("--max-new-tokens", f->max_new_tokens, "Tokens to generate")->check(integer_at_least(1))->capture_default_str();
@@ -91,9 +91,13 @@ void add_sample_command(CLI::App& app) {
                 for (int32_t id : ids) stream(id);
             }
             std::fputc('\n', stdout);
-            if (static_cast<int64_t>(ids.size()) < f->max_new_tokens && (ids.empty() || ids.back() != opts.stop_token)) {
+            // The last token is never fed back, so the window slid once prompt and sample
+            // passed the context by more than it.
+            if (static_cast<int64_t>(prompt.size() + ids.size()) > context + 1) {
                 std::fflush(stdout);
-                log::warn("stopped after {} new tokens: the model's context of {} tokens is full", ids.size(), context);
+                log::info("the sample outgrew the model's context of {} tokens: past it, each token was drawn "
+                          "from the last {} to {} tokens (a sliding window)",
+                          context, sliding_window_keep(context), context);
             }
         }
     });

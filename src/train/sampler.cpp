@@ -45,41 +45,63 @@ int32_t sample_token(const float* logits, int64_t V, const SampleOptions& opts, 
     return scratch[keep - 1].second;
 }
 
+int64_t sliding_window_keep(int64_t block_size) { return std::max<int64_t>(1, block_size / 2); }
+
+namespace {
+
+void check_prompt(std::span<const int32_t> prompt, int64_t block_size) {
+    if (prompt.empty()) throw InputError("an empty prompt", "start from <|endoftext|> for an unconditional sample");
+    if (static_cast<int64_t>(prompt.size()) > block_size) {
+        throw InputError(fmt::format("a prompt of {} tokens is longer than the model's context ({} tokens)",
+                                     prompt.size(), block_size),
+                         "shorten the prompt");
+    }
+}
+
+}  // namespace
+
 std::vector<int32_t> generate(Gpt2Decoder& decoder, std::span<const int32_t> prompt, const SampleOptions& opts,
                               Rng& rng, const std::function<void(int32_t)>& on_token) {
-    if (prompt.empty()) throw InputError("an empty prompt", "start from <|endoftext|> for an unconditional sample");
+    check_prompt(prompt, decoder.capacity());
     decoder.reset();
     const float* logits = nullptr;
     for (const int32_t t : prompt) logits = decoder.step(t);
-    std::vector<int32_t> out;
+    std::vector<int32_t> seq(prompt.begin(), prompt.end());
     std::vector<std::pair<float, int32_t>> scratch;
-    const int64_t V = decoder.vocab_size();
+    const int64_t V = decoder.vocab_size(), keep = sliding_window_keep(decoder.capacity());
     for (int64_t i = 0; i < opts.max_new_tokens; i++) {
         const int32_t next = sample_token(logits, V, opts, rng, scratch);
-        out.push_back(next);
+        seq.push_back(next);
         if (on_token) on_token(next);
-        if (next == opts.stop_token || decoder.position() >= decoder.capacity()) break;
-        logits = decoder.step(next);
+        if (next == opts.stop_token || i + 1 == opts.max_new_tokens) break;
+        if (decoder.position() < decoder.capacity()) {
+            logits = decoder.step(next);
+            continue;
+        }
+        decoder.reset();  // the context is full: refill it with the last `keep` tokens
+        for (auto t = seq.end() - keep; t != seq.end(); ++t) logits = decoder.step(*t);
     }
-    return out;
+    return {seq.begin() + static_cast<ptrdiff_t>(prompt.size()), seq.end()};
 }
 
 std::vector<int32_t> generate_without_cache(Gpt2& model, std::span<const int32_t> prompt, const SampleOptions& opts,
                                             Rng& rng) {
-    if (prompt.empty()) throw InputError("an empty prompt", "start from <|endoftext|> for an unconditional sample");
-    std::vector<int32_t> seq(prompt.begin(), prompt.end()), out;
+    const int64_t block_size = model.config().block_size, keep = sliding_window_keep(block_size);
+    check_prompt(prompt, block_size);
+    std::vector<int32_t> seq(prompt.begin(), prompt.end());
     std::vector<std::pair<float, int32_t>> scratch;
     const int64_t V = model.config().vocab_size, Vp = model.config().padded_vocab();
+    int64_t start = 0;  // the window's first token
     for (int64_t i = 0; i < opts.max_new_tokens; i++) {
-        const auto T = static_cast<int64_t>(seq.size());
+        const auto T = static_cast<int64_t>(seq.size()) - start;
         model.plan(1, T);
-        model.forward(seq.data(), nullptr);
+        model.forward(seq.data() + start, nullptr);
         const int32_t next = sample_token(model.logits() + (T - 1) * Vp, V, opts, rng, scratch);
-        out.push_back(next);
-        if (next == opts.stop_token || T >= model.config().block_size) break;
         seq.push_back(next);
+        if (next == opts.stop_token) break;
+        if (T == block_size) start = static_cast<int64_t>(seq.size()) - keep;
     }
-    return out;
+    return {seq.begin() + static_cast<ptrdiff_t>(prompt.size()), seq.end()};
 }
 
 }  // namespace lmforge

@@ -27,13 +27,20 @@ struct SampleOptions {
 int32_t sample_token(const float* logits, int64_t V, const SampleOptions& opts, Rng& rng,
                      std::vector<std::pair<float, int32_t>>& scratch);
 
-// Feeds the prompt (at least one token), then generates; on_token sees each new token as it
-// comes (for streaming). Stops at max_new_tokens, the stop token, or a full cache.
+// Past the model's context (block_size tokens) generation goes on in a sliding window: when
+// the context is full, the model starts again from the last sliding_window_keep(block_size)
+// tokens, so each later token is conditioned on the last keep to block_size tokens. Halving
+// the window (rather than dropping one token, which would re-run the whole window for every
+// new token) costs one refill of the cache per keep new tokens.
+int64_t sliding_window_keep(int64_t block_size);
+
+// Feeds the prompt (1 to block_size tokens), then generates; on_token sees each new token as
+// it comes (for streaming). Stops at max_new_tokens or after the stop token.
 std::vector<int32_t> generate(Gpt2Decoder& decoder, std::span<const int32_t> prompt, const SampleOptions& opts,
                               Rng& rng, const std::function<void(int32_t)>& on_token = {});
 
-// The same without a KV cache: the whole sequence through Gpt2::forward for every token.
-// It re-plans the model's activations for each length.
+// The same without a KV cache: the whole window through Gpt2::forward for every token, so
+// the same tokens under greedy decoding. It re-plans the model's activations for each length.
 std::vector<int32_t> generate_without_cache(Gpt2& model, std::span<const int32_t> prompt, const SampleOptions& opts,
                                             Rng& rng);
 

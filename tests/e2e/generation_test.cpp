@@ -1,9 +1,10 @@
 // Generation: the KV-cache path gives the logits of a full forward pass at every position,
-// greedy decoding gives the same tokens with and without the cache, and a seed gives the same
-// sample twice. On a tiny model first trained a little, so its predictions are sharp.
+// greedy decoding gives the same tokens with and without the cache (also past the context, in a
+// sliding window), and a seed gives the same sample twice. On a tiny model first trained a little, so its predictions are sharp.
 #include <gtest/gtest.h>
 
 #include "backend/gemm.h"
+#include "core/error.h"
 #include "core/rng.h"
 #include "model/gpt2.h"
 #include "model/gpt2_decoder.h"
@@ -57,6 +58,22 @@ TEST_F(Generation, GreedyIsTheSameWithAndWithoutTheCache) {
     EXPECT_EQ(cached, uncached);
     EXPECT_EQ(cached.size(), 40u);
     EXPECT_EQ(cached[0], 24);  // it learned the cycle: 3, 10, 17 -> 24
+}
+
+// Past the context (48 positions) both paths slide their window alike: 120 tokens from a
+// 3-token prompt refill the cache from the last 24 tokens three times.
+TEST_F(Generation, GreedyPastTheContextIsTheSameWithAndWithoutTheCache) {
+    const std::vector<int32_t> prompt = {3, 10, 17};
+    const SampleOptions greedy{120, 0.0, 0, 1.0, std::nullopt};
+    Rng a(1), b(1);
+    Gpt2Decoder decoder(model_, *gemm_);
+    const auto cached = generate(decoder, prompt, greedy, a);
+    EXPECT_EQ(cached, generate_without_cache(model_, prompt, greedy, b));
+    EXPECT_EQ(cached.size(), 120u);
+    EXPECT_EQ(sliding_window_keep(48), 24);
+    const std::vector<int32_t> too_long(49, 3);
+    EXPECT_THROW(generate(decoder, too_long, greedy, a), InputError);
+    EXPECT_THROW(generate_without_cache(model_, too_long, greedy, b), InputError);
 }
 
 TEST_F(Generation, ASeedGivesTheSameSampleTwice) {

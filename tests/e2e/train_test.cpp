@@ -314,14 +314,21 @@ TEST_F(TrainRun, RunDirectoryHoldsMetricsPlotsAndEvents) {
     // A step checkpoint finds the run's tokenizer two levels up (run/checkpoints/step_N).
     const auto sampled = run_lmforge("sample --max-new-tokens 4 --checkpoint " + path("runs/outputs/checkpoints/step_000020"));
     EXPECT_EQ(sampled.status, 0) << sampled.err;
-    // A sample that fills the context (54 + 11 tokens, the last not fed back: 64) stops there and
-    // says so; a temperature that is no number is refused (it sampled the least likely tokens).
+    // A sample longer than the context (54 prompt tokens + 100, context 64) goes on in a sliding
+    // window and says so; one that just fills it (54 + 11, the last not fed back) does not; a
+    // temperature that is no number is refused (it sampled the least likely tokens).
     const std::string ckpt = " --checkpoint " + path("runs/outputs/checkpoints/step_000020");
-    const auto full = run_lmforge("sample --temperature 0 --max-new-tokens 100 --prompt \"the sea and the white whale of the old ship was "
-                                  "in the\"" + ckpt);
-    EXPECT_EQ(full.status, 0) << full.err;
-    EXPECT_NE(full.err.find("stopped after 11 new tokens: the model's context of 64 tokens is full"), std::string::npos)
-        << full.err;
+    const std::string prompt = " --prompt \"the sea and the white whale of the old ship was in the\"";
+    const auto filled = run_lmforge("sample --temperature 0 --max-new-tokens 11" + prompt + ckpt);
+    EXPECT_EQ(filled.status, 0) << filled.err;
+    EXPECT_EQ(filled.err.find("sliding window"), std::string::npos) << filled.err;
+    const auto longer = run_lmforge("sample --temperature 0 --max-new-tokens 100" + prompt + ckpt);
+    EXPECT_EQ(longer.status, 0) << longer.err;
+    EXPECT_NE(longer.err.find("the sample outgrew the model's context of 64 tokens: past it, each token was drawn "
+                              "from the last 32 to 64 tokens (a sliding window)"),
+              std::string::npos)
+        << longer.err;
+    EXPECT_GT(longer.out.size(), filled.out.size());
     const auto nan = run_lmforge("sample --temperature nan" + ckpt);
     EXPECT_EQ(nan.status, 2) << nan.err;
     EXPECT_NE(nan.err.find("--temperature nan must be a finite number"), std::string::npos) << nan.err;

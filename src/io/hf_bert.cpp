@@ -22,12 +22,12 @@ BertConfig parse_bert_config(const json& j, const std::string& path) {
     const auto fail = [&](const std::string& field, const std::string& what, const std::string& hint = "") {
         throw InputError(fmt::format("{}: {} {}", path, field, what), hint);
     };
-    if (j.value("model_type", "") != "bert") {
-        fail("model_type", fmt::format("= \"{}\" is not BERT", j.value("model_type", "")));
+    if (const auto model_type = hf_config_field(j, "model_type", std::string(), path); model_type != "bert") {
+        fail("model_type", fmt::format("= \"{}\" is not BERT", model_type));
     }
     std::string arch = "BertForMaskedLM";
     if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty()) {
-        arch = j["architectures"][0].get<std::string>();
+        arch = j["architectures"][0].is_string() ? j["architectures"][0].get<std::string>() : j["architectures"].dump();
         if (arch != "BertForMaskedLM" && arch != "BertForSequenceClassification") {
             fail("architectures", fmt::format("= {} is not supported", arch),
                  "lmforge imports BertForMaskedLM and BertForSequenceClassification");
@@ -44,27 +44,25 @@ BertConfig parse_bert_config(const json& j, const std::string& path) {
     cfg.intermediate = integer("intermediate_size");
     cfg.vocab_size = integer("vocab_size");
     cfg.max_position = integer("max_position_embeddings");
-    cfg.type_vocab_size = j.value("type_vocab_size", int64_t{2});
-    cfg.layer_norm_eps = static_cast<float>(j.value("layer_norm_eps", 1e-12));
+    cfg.type_vocab_size = hf_config_field(j, "type_vocab_size", int64_t{2}, path);
+    cfg.layer_norm_eps = static_cast<float>(hf_config_field(j, "layer_norm_eps", 1e-12, path));
     // What lmforge computes: the erf GELU, absolute positions, a plain encoder, a tied decoder.
-    if (const std::string act = j.value("hidden_act", "gelu"); act != "gelu") {
+    if (const auto act = hf_config_field(j, "hidden_act", std::string("gelu"), path); act != "gelu") {
         fail("hidden_act", fmt::format("= \"{}\" is not supported", act), "lmforge's BERT computes \"gelu\" (erf)");
     }
-    if (const std::string pos = j.value("position_embedding_type", "absolute"); pos != "absolute") {
+    if (const auto pos = hf_config_field(j, "position_embedding_type", std::string("absolute"), path); pos != "absolute") {
         fail("position_embedding_type", fmt::format("= \"{}\" is not supported", pos));
     }
-    if (j.value("is_decoder", false)) fail("is_decoder", "= true is not supported");
-    if (j.value("add_cross_attention", false)) fail("add_cross_attention", "= true is not supported");
-    if (!j.value("tie_word_embeddings", true)) fail("tie_word_embeddings", "= false is not supported");
+    if (hf_config_field(j, "is_decoder", false, path)) fail("is_decoder", "= true is not supported");
+    if (hf_config_field(j, "add_cross_attention", false, path)) fail("add_cross_attention", "= true is not supported");
+    if (!hf_config_field(j, "tie_word_embeddings", true, path)) fail("tie_word_embeddings", "= false is not supported");
     if (arch == "BertForSequenceClassification") {
-        const std::string problem = j.contains("problem_type") && j["problem_type"].is_string()
-                                        ? j["problem_type"].get<std::string>()
-                                        : "single_label_classification";
+        const auto problem = hf_config_field(j, "problem_type", std::string("single_label_classification"), path);
         if (problem != "single_label_classification") {
             fail("problem_type", fmt::format("= \"{}\" is not supported", problem),
                  "lmforge trains single-label classifiers (softmax cross-entropy)");
         }
-        cfg.num_labels = hf_num_labels(j);
+        cfg.num_labels = hf_num_labels(j, path);
     }
     try {
         cfg.validate();
@@ -79,7 +77,7 @@ BertConfig parse_bert_config(const json& j, const std::string& path) {
 bool is_hf_bert_dir(const std::string& dir) {
     const std::string path = dir + "/config.json";
     if (!std::filesystem::exists(path)) return false;
-    return read_hf_config(path, [](const json& j) { return j.value("model_type", "") == "bert"; });
+    return read_hf_config(path, [&](const json& j) { return hf_config_field(j, "model_type", std::string(), path) == "bert"; });
 }
 
 BertConfig read_hf_bert_config(const std::string& dir) {

@@ -77,6 +77,11 @@ void throw_hf_config_type_error(const std::string& path, const nlohmann::json::e
                      "compare the file with what transformers' save_pretrained writes");
 }
 
+void throw_hf_config_field_error(const std::string& path, const char* key, const char* expected, const json& value) {
+    throw InputError(fmt::format("{}: {} = {} must be {}, not {}", path, key, value.dump(), expected, value.type_name()),
+                     "compare the file with what transformers' save_pretrained writes");
+}
+
 void read_hf_tensor(const SafetensorsReader& file, const std::string& name, const ParamSpec& spec, float* params) {
     if (!file.contains(name)) {
         throw InputError(fmt::format("{}: no tensor '{}'", file.path(), name),
@@ -104,9 +109,9 @@ void check_tied_copy(const SafetensorsReader& file, const std::string& name, con
     }
 }
 
-int64_t hf_num_labels(const json& config) {
+int64_t hf_num_labels(const json& config, const std::string& path) {
     if (config.contains("id2label") && config["id2label"].is_object()) return static_cast<int64_t>(config["id2label"].size());
-    return config.value("num_labels", int64_t{2});
+    return hf_config_field(config, "num_labels", int64_t{2}, path);
 }
 
 void add_hf_label_maps(json& config, int64_t num_labels) {

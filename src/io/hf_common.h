@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 
 #include "io/safetensors.h"
 #include "model/param_layout.h"
@@ -16,9 +17,32 @@ namespace lmforge {
 nlohmann::json read_hf_config_json(const std::string& path);
 
 [[noreturn]] void throw_hf_config_type_error(const std::string& path, const nlohmann::json::exception& e);
+[[noreturn]] void throw_hf_config_field_error(const std::string& path, const char* key, const char* expected,
+                                              const nlohmann::json& value);
 
-// READ(json) on PATH's config.json: a field of another JSON type than READ takes (a string
-// where a number belongs) becomes an InputError naming the file, not an internal error.
+// J[KEY] as T (a string, an integer, a float or a boolean), or FALLBACK where the key is
+// absent or null (transformers' None); a value of another JSON type is an InputError naming
+// PATH, KEY and both types.
+template <class T>
+T hf_config_field(const nlohmann::json& j, const char* key, T fallback, const std::string& path) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return fallback;
+    if constexpr (std::is_same_v<T, bool>) {
+        if (!it->is_boolean()) throw_hf_config_field_error(path, key, "a boolean", *it);
+    } else if constexpr (std::is_integral_v<T>) {
+        if (!it->is_number_integer()) throw_hf_config_field_error(path, key, "an integer", *it);
+    } else if constexpr (std::is_floating_point_v<T>) {
+        if (!it->is_number()) throw_hf_config_field_error(path, key, "a number", *it);
+    } else {
+        static_assert(std::is_same_v<T, std::string>);
+        if (!it->is_string()) throw_hf_config_field_error(path, key, "a string", *it);
+    }
+    return it->get<T>();
+}
+
+// READ(json) on PATH's config.json. READ takes its fields through hf_config_field, which names
+// a field of the wrong type; a JSON type error that escapes it still becomes an InputError
+// naming the file, not an internal error.
 template <class Read>
 auto read_hf_config(const std::string& path, Read&& read) {
     const nlohmann::json j = read_hf_config_json(path);
@@ -39,7 +63,7 @@ void check_tied_copy(const SafetensorsReader& file, const std::string& name, con
                      const float* params);
 
 // num_labels as transformers writes it: the size of id2label, else num_labels, else 2.
-int64_t hf_num_labels(const nlohmann::json& config);
+int64_t hf_num_labels(const nlohmann::json& config, const std::string& path);
 // id2label / label2id entries LABEL_0 .. LABEL_{n-1}, added to config.
 void add_hf_label_maps(nlohmann::json& config, int64_t num_labels);
 

@@ -34,14 +34,14 @@ Gpt2Config parse_gpt2_config(const json& j, const std::string& path) {
     const auto fail = [&](const std::string& field, const std::string& what, const std::string& hint = "") {
         throw InputError(fmt::format("{}: {} {}", path, field, what), hint);
     };
-    const std::string model_type = j.value("model_type", "");
+    const auto model_type = hf_config_field(j, "model_type", std::string(), path);
     if (model_type != "gpt2") {
         fail("model_type", fmt::format("= \"{}\" is not supported", model_type),
              "lmforge imports GPT-2 (model_type \"gpt2\") models");
     }
     std::string arch = "GPT2LMHeadModel";
     if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty()) {
-        arch = j["architectures"][0].get<std::string>();
+        arch = j["architectures"][0].is_string() ? j["architectures"][0].get<std::string>() : j["architectures"].dump();
         if (arch != "GPT2LMHeadModel" && arch != "GPT2Model" && arch != "GPT2ForSequenceClassification") {
             fail("architectures", fmt::format("= {} is not supported", arch),
                  "lmforge imports GPT2LMHeadModel, GPT2Model and GPT2ForSequenceClassification");
@@ -54,24 +54,24 @@ Gpt2Config parse_gpt2_config(const json& j, const std::string& path) {
     Gpt2Config cfg{integer("n_layer"), integer("n_head"), integer("n_embd"), integer("vocab_size"),
                    integer("n_positions")};
     // What lmforge computes: GPT-2's tanh GELU, epsilon 1e-5, a 4x MLP, a tied head.
-    const std::string act = j.value("activation_function", "gelu_new");
+    const auto act = hf_config_field(j, "activation_function", std::string("gelu_new"), path);
     if (act != "gelu_new" && act != "gelu_pytorch_tanh") {
         fail("activation_function", fmt::format("= \"{}\" is not supported", act), "lmforge computes gelu_new (tanh)");
     }
-    if (std::abs(j.value("layer_norm_epsilon", 1e-5) - 1e-5) > 1e-12) {
+    if (std::abs(hf_config_field(j, "layer_norm_epsilon", 1e-5, path) - 1e-5) > 1e-12) {
         fail("layer_norm_epsilon", fmt::format("= {} is not supported", j["layer_norm_epsilon"].dump()),
              "lmforge's layernorm uses 1e-5");
     }
-    if (j.contains("n_inner") && !j["n_inner"].is_null() && j["n_inner"].get<int64_t>() != 4 * cfg.n_embd) {
+    if (hf_config_field(j, "n_inner", 4 * cfg.n_embd, path) != 4 * cfg.n_embd) {
         fail("n_inner", fmt::format("= {} is not supported", j["n_inner"].dump()), "lmforge's MLP is 4 x n_embd");
     }
-    if (!j.value("tie_word_embeddings", true)) fail("tie_word_embeddings", "= false is not supported");
-    if (j.value("scale_attn_by_inverse_layer_idx", false)) fail("scale_attn_by_inverse_layer_idx", "= true is not supported");
-    if (!j.value("scale_attn_weights", true)) fail("scale_attn_weights", "= false is not supported");
-    if (j.value("add_cross_attention", false)) fail("add_cross_attention", "= true is not supported");
+    if (!hf_config_field(j, "tie_word_embeddings", true, path)) fail("tie_word_embeddings", "= false is not supported");
+    if (hf_config_field(j, "scale_attn_by_inverse_layer_idx", false, path)) fail("scale_attn_by_inverse_layer_idx", "= true is not supported");
+    if (!hf_config_field(j, "scale_attn_weights", true, path)) fail("scale_attn_weights", "= false is not supported");
+    if (hf_config_field(j, "add_cross_attention", false, path)) fail("add_cross_attention", "= true is not supported");
     if (arch == "GPT2ForSequenceClassification") {
         // transformers writes the labels as id2label (num_labels is derived from it).
-        cfg.num_labels = hf_num_labels(j);
+        cfg.num_labels = hf_num_labels(j, path);
     }
     try {
         cfg.validate();

@@ -215,10 +215,20 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     // A field of another JSON type: the file's fault, not an internal error.
     auto eps_text = config;
     eps_text["layer_norm_epsilon"] = "1e-5";
-    expect_error(with_config("eps-text", eps_text, true), "config.json: a field has the wrong type: type must be number, but is string");
+    expect_error(with_config("eps-text", eps_text, true), "config.json: layer_norm_epsilon = \"1e-5\" must be a number, not string");
     auto numeric_type = config;
     numeric_type["model_type"] = 2;
-    expect_error(with_config("numeric-type", numeric_type, true), "config.json: a field has the wrong type: type must be string, but is number");
+    expect_error(with_config("numeric-type", numeric_type, true), "config.json: model_type = 2 must be a string, not number");
+    auto tie_text = config;
+    tie_text["tie_word_embeddings"] = "no";
+    expect_error(with_config("tie-text", tie_text, true),
+                 "config.json: tie_word_embeddings = \"no\" must be a boolean, not string");
+    auto inner_float = config;
+    inner_float["n_inner"] = 128.0;
+    expect_error(with_config("inner-float", inner_float, true), "config.json: n_inner = 128.0 must be an integer, not number");
+    auto numeric_arch = config;
+    numeric_arch["architectures"] = {7};
+    expect_error(with_config("numeric-arch", numeric_arch, true), "architectures = [7] is not supported");
 
     // BERT: another architecture, another activation, a deeper config than its tensors.
     std::ifstream bert_in(kFixtures + "/bert-mlm/config.json");
@@ -236,7 +246,7 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     expect_error(with_bert_config("gelu-new", tanh_gelu), "hidden_act = \"gelu_new\" is not supported");
     auto act_list = bert;
     act_list["hidden_act"] = {"gelu"};
-    expect_error(with_bert_config("act-list", act_list), "config.json: a field has the wrong type: type must be string, but is array");
+    expect_error(with_bert_config("act-list", act_list), "config.json: hidden_act = [\"gelu\"] must be a string, not array");
     auto deeper_bert = bert;
     deeper_bert["num_hidden_layers"] = 3;
     expect_error(with_bert_config("deeper-bert", deeper_bert),

@@ -6,7 +6,7 @@ the response. The model answers in words; the test split's exact-match rate is i
 
     python3 tools/make_spam_instructions.py --input ~/.cache/lmforge/spam-assassin/spam_assassin.jsonl \\
         --output data/spam_instructions.jsonl
-    lmforge prepare --instructions --input data/spam_instructions.jsonl --max-len 384 --output data/spam-sft
+    lmforge prepare --instructions --input data/spam_instructions.jsonl --max-len 512 --output data/spam-sft
 """
 import argparse
 import json

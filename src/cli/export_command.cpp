@@ -1,10 +1,15 @@
 // lmforge export --checkpoint CKPT --hf DIR: an lmforge checkpoint as a Hugging Face directory
 // that transformers' from_pretrained loads: GPT-2 (with the run's GPT-2 tokenizer as vocab.json
-// + merges.txt when it has one) or BERT (with the run's [PAD] id as pad_token_id).
+// + merges.txt when it has one) or BERT (with the run's [PAD] id as pad_token_id); a
+// classifier's id2label names the run's classes.
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/run_tokenizer.h"
@@ -19,6 +24,34 @@
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge::cli {
+
+namespace {
+
+// A classify run's class names, kept in best/labels.json; none for other checkpoints.
+std::vector<std::string> checkpoint_label_names(const std::string& checkpoint) {
+    const std::string path = checkpoint + "/labels.json";
+    if (!std::filesystem::exists(path)) return {};
+    std::ifstream in(path);
+    const auto j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_object() || !j.contains("labels") || !j["labels"].is_array()) {
+        throw InputError(fmt::format("{}: not a list of labels", path), "a classify run writes it beside best/'s weights");
+    }
+    std::vector<std::string> names;
+    for (const auto& name : j["labels"]) {
+        if (!name.is_string()) throw InputError(fmt::format("{}: a label that is not a string", path));
+        names.push_back(name.get<std::string>());
+    }
+    return names;
+}
+
+// The names if the model has as many classes, else none (and a warning).
+std::vector<std::string> names_for(std::vector<std::string> names, int64_t num_labels) {
+    if (names.empty() || static_cast<int64_t>(names.size()) == num_labels) return names;
+    log::warn("labels.json names {} classes, the model has {}: id2label says LABEL_0 ...", names.size(), num_labels);
+    return {};
+}
+
+}  // namespace
 
 void add_export_command(CLI::App& app) {
     struct Flags {
@@ -49,7 +82,7 @@ void add_export_command(CLI::App& app) {
                 log::warn("no run tokenizer whose ids this model's vocabulary extends: config.json names no "
                           "pad_token_id (transformers then takes 0)");
             }
-            save_hf_bert(model, f->hf, pad);
+            save_hf_bert(model, f->hf, pad, names_for(checkpoint_label_names(f->checkpoint), model.num_labels()));
             fmt::print("exported {} to {} ({})\n", f->checkpoint, f->hf,
                        model.num_labels() > 0 ? "BertForSequenceClassification" : "BertForMaskedLM");
             return;
@@ -60,7 +93,8 @@ void add_export_command(CLI::App& app) {
         load_model_weights(model, weights);
         const std::string tokenizer_dir = find_run_tokenizer(f->checkpoint);
         const auto tokenizer = tokenizer_dir.empty() ? nullptr : load_tokenizer(tokenizer_dir, data_home());
-        const bool with_tokenizer = save_hf_gpt2(model, f->hf, tokenizer.get());
+        const bool with_tokenizer = save_hf_gpt2(model, f->hf, tokenizer.get(),
+                                                 names_for(checkpoint_label_names(f->checkpoint), cfg.num_labels));
         fmt::print("exported {} to {} ({}{})\n", f->checkpoint, f->hf,
                    cfg.num_labels > 0 ? "GPT2ForSequenceClassification" : "GPT2LMHeadModel",
                    with_tokenizer ? ", tokenizer as vocab.json + merges.txt" : "");

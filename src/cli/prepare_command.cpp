@@ -37,7 +37,7 @@ void add_prepare_command(CLI::App& app) {
                   "prompt/response");
     cmd->add_option("--max-len", f->opts.max_len, "Labelled, instructions: tokens per example (cut or padded)")
         ->check(integer_at_least(1))->capture_default_str();
-    cmd->add_option("--test-fraction", f->opts.test_fraction, "Labelled: share of examples for testing")
+    cmd->add_option("--test-fraction", f->opts.test_fraction, "Labelled and instruction data: share of examples for testing")
         ->capture_default_str();
     cmd->add_option("--seed", f->opts.seed, "Seed of the splits")->capture_default_str();
     cmd->add_option("--threads", f->threads, "Threads (default: every core)")->check(integer_at_least(1));

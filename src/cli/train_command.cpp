@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "core/error.h"
 #include "train/classify_trainer.h"
 #include "train/mlm_trainer.h"
 #include "train/sft_trainer.h"
@@ -26,6 +27,13 @@ void add_train_command(CLI::App& app) {
     cmd->add_flag("--resume", f->resume, "Continue from the run directory's latest checkpoint (also done when one exists)");
     cmd->callback([f] {
         const TrainOptions opts{load_config(f->config, f->sets), f->config, f->resume};
+        if (f->resume && opts.config.train.task != "lm") {
+            // Task runs keep only best/ and their report: nothing to go on from.
+            throw InputError(fmt::format("--resume: train.task = \"{}\" trains in one go and keeps no checkpoint to "
+                                         "go on from",
+                                         opts.config.train.task),
+                             "leave out --resume to train again from the start (best/ and the report are replaced)");
+        }
         if (opts.config.train.task == "classify") {
             const ClassifySummary s = train_classifier(opts);
             if (s.rank != 0) return;

@@ -1,14 +1,17 @@
 #include "data/labelled.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 
 #include "core/error.h"
 #include "core/file_io.h"
@@ -31,10 +34,30 @@ struct Example {
     size_t line;
 };
 
+// A label as its text, without the spaces around it ("spam, ham" in a CSV file); an empty one
+// is refused. JSON integers and booleans are their text, so 1 and "1" are one class.
 std::string label_string(const json& v, const std::string& where) {
-    if (v.is_string()) return v.get<std::string>();
-    if (v.is_number_integer() || v.is_boolean()) return v.dump();
-    throw InputError(fmt::format("{}: the label is neither a string nor an integer", where));
+    if (!v.is_string() && !v.is_number_integer() && !v.is_boolean()) {
+        throw InputError(fmt::format("{}: the label is neither a string, an integer nor a boolean", where));
+    }
+    std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    const size_t first = text.find_first_not_of(" \t\r\n"), last = text.find_last_not_of(" \t\r\n");
+    if (first == std::string::npos) throw InputError(fmt::format("{}: an empty label", where), "label the example or remove it");
+    return text.substr(first, last - first + 1);
+}
+
+// The order of the classes (their indices): integers by value, before other labels by text,
+// so labels 0..10 keep their numbers as class indices ("10" does not fall between 1 and 2).
+bool label_before(const std::string& a, const std::string& b) {
+    const auto as_integer = [](const std::string& s) -> std::optional<int64_t> {
+        int64_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        return ec == std::errc() && end == s.data() + s.size() ? std::optional(v) : std::nullopt;
+    };
+    const auto ia = as_integer(a), ib = as_integer(b);
+    if (ia && ib) return *ia != *ib ? *ia < *ib : a < b;  // "1" and "01" both kept, in a fixed order
+    if (ia || ib) return ia.has_value();
+    return a < b;
 }
 
 std::vector<Example> read_examples(const LabelledOptions& o) {
@@ -48,13 +71,17 @@ std::vector<Example> read_examples(const LabelledOptions& o) {
             const std::vector<std::string>& header = rows[0].fields;
             const auto it = std::find(header.begin(), header.end(), name);
             if (it == header.end()) {
-                throw InputError(fmt::format("{}: no column \"{}\" in the header", o.path, name),
+                throw InputError(fmt::format("{}: no column \"{}\" in the header (its columns: \"{}\")", o.path, name,
+                                             fmt::join(header, "\", \"")),
                                  "name the columns with --text-field and --label-field");
             }
             return static_cast<size_t>(it - header.begin());
         };
         const size_t t = col(o.text_field), l = col(o.label_field);
-        for (size_t r = 1; r < rows.size(); r++) out.push_back({rows[r].fields[t], rows[r].fields[l], rows[r].line});
+        for (size_t r = 1; r < rows.size(); r++) {
+            const std::string where = fmt::format("{}:{}", o.path, rows[r].line);
+            out.push_back({rows[r].fields[t], label_string(rows[r].fields[l], where), rows[r].line});
+        }
     } else {
         for_each_jsonl(text, o.path, [&](const json& j, size_t line) {
             const std::string where = fmt::format("{}:{}", o.path, line);
@@ -99,7 +126,7 @@ LabelledData load_labelled(const LabelledOptions& o, const Tokenizer& tokenizer)
     const std::vector<SplitAssignment> splits = assign_splits(examples.size(), o.val_fraction, o.test_fraction, o.seed);
     LabelledData d;
     d.pad_id = tokenizer.eot_id().value_or(0);
-    std::map<std::string, int32_t> label_index;
+    std::map<std::string, int32_t, decltype(&label_before)> label_index(&label_before);
     for (const Example& e : examples) label_index.emplace(e.label, 0);
     for (auto& [name, index] : label_index) {
         index = static_cast<int32_t>(d.label_names.size());
@@ -122,6 +149,10 @@ LabelledData load_labelled(const LabelledOptions& o, const Tokenizer& tokenizer)
         s.lengths.push_back(static_cast<int32_t>(len));
         s.labels.push_back(label_index.at(examples[i].label));
         s.source.push_back(static_cast<int64_t>(i));
+    }
+    if (d.train.size() == 0) {
+        throw InputError(fmt::format("{}: the training split is empty ({} examples)", o.path, examples.size()),
+                         "lower --val-fraction and --test-fraction, or add examples");
     }
     // A class the model never sees in training cannot be learned, only scored as wrong.
     std::vector<bool> in_train(d.label_names.size(), false);

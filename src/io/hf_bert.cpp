@@ -104,7 +104,8 @@ void load_hf_bert_weights(Bert& model, const std::string& dir) {
     model.weights_changed();
 }
 
-void save_hf_bert(const Bert& model, const std::string& dir, std::optional<int64_t> pad_token_id) {
+void save_hf_bert(const Bert& model, const std::string& dir, std::optional<int64_t> pad_token_id,
+                  const std::vector<std::string>& label_names) {
     const BertConfig& c = model.config();
     // Dropout 0: lmforge trains without it, so fine-tuning in transformers continues alike.
     json config = {{"architectures", {c.num_labels > 0 ? "BertForSequenceClassification" : "BertForMaskedLM"}},
@@ -126,7 +127,7 @@ void save_hf_bert(const Bert& model, const std::string& dir, std::optional<int64
                    {"is_decoder", false},
                    {"add_cross_attention", false},
                    {"torch_dtype", "float32"}};
-    if (c.num_labels > 0) add_hf_label_maps(config, c.num_labels);
+    if (c.num_labels > 0) add_hf_label_maps(config, c.num_labels, label_names);
     if (pad_token_id) config["pad_token_id"] = *pad_token_id;
     SafetensorsWriter w;
     for (const ParamSpec& s : model.layout().specs()) {

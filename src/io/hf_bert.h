@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/bert.h"
 
@@ -24,8 +25,10 @@ void load_hf_bert_weights(Bert& model, const std::string& dir);
 // Writes DIR/config.json and DIR/model.safetensors (F32) that transformers' from_pretrained
 // loads as BertForMaskedLM, or BertForSequenceClassification with a classifier. DIR is created
 // or replaced atomically. PAD_TOKEN_ID, where known, is written as config.json's pad_token_id:
-// without it transformers takes id 0 as padding and freezes that token's embedding row.
-void save_hf_bert(const Bert& model, const std::string& dir, std::optional<int64_t> pad_token_id);
+// without it transformers takes id 0 as padding and freezes that token's embedding row. A
+// classifier's id2label names its classes with LABEL_NAMES where given (one per label).
+void save_hf_bert(const Bert& model, const std::string& dir, std::optional<int64_t> pad_token_id,
+                  const std::vector<std::string>& label_names = {});
 
 // Whether DIR/config.json names model_type "bert".
 bool is_hf_bert_dir(const std::string& dir);

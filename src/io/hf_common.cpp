@@ -114,11 +114,13 @@ int64_t hf_num_labels(const json& config, const std::string& path) {
     return hf_config_field(config, "num_labels", int64_t{2}, path);
 }
 
-void add_hf_label_maps(json& config, int64_t num_labels) {
+void add_hf_label_maps(json& config, int64_t num_labels, const std::vector<std::string>& names) {
+    const bool named = static_cast<int64_t>(names.size()) == num_labels;
     json id2label = json::object(), label2id = json::object();
     for (int64_t i = 0; i < num_labels; i++) {
-        id2label[std::to_string(i)] = fmt::format("LABEL_{}", i);
-        label2id[fmt::format("LABEL_{}", i)] = i;
+        const std::string name = named ? names[static_cast<size_t>(i)] : fmt::format("LABEL_{}", i);
+        id2label[std::to_string(i)] = name;
+        label2id[name] = i;
     }
     config["id2label"] = id2label;
     config["label2id"] = label2id;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "io/safetensors.h"
 #include "model/param_layout.h"
@@ -64,7 +65,8 @@ void check_tied_copy(const SafetensorsReader& file, const std::string& name, con
 
 // num_labels as transformers writes it: the size of id2label, else num_labels, else 2.
 int64_t hf_num_labels(const nlohmann::json& config, const std::string& path);
-// id2label / label2id entries LABEL_0 .. LABEL_{n-1}, added to config.
-void add_hf_label_maps(nlohmann::json& config, int64_t num_labels);
+// id2label / label2id added to config: the class names (a classify run's labels.json) where
+// there is one per label, else LABEL_0 .. LABEL_{n-1}.
+void add_hf_label_maps(nlohmann::json& config, int64_t num_labels, const std::vector<std::string>& names = {});
 
 }  // namespace lmforge

@@ -106,7 +106,8 @@ void load_hf_gpt2_weights(Gpt2& model, const std::string& dir) {
     model.weights_changed();
 }
 
-bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* tokenizer) {
+bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* tokenizer,
+                  const std::vector<std::string>& label_names) {
     const Gpt2Config& c = model.config();
     // The end-of-text id begins, ends and pads sequences in transformers: the run's tokenizer's
     // (GPT-2's 50256, the last id of a trained one), or GPT-2's where there is no tokenizer.
@@ -138,7 +139,7 @@ bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* to
                          {"eos_token_id", eot_id},
                          {"torch_dtype", "float32"}};
     if (c.num_labels > 0) {
-        add_hf_label_maps(config, c.num_labels);
+        add_hf_label_maps(config, c.num_labels, label_names);
         // The end-of-text token pads batches (transformers needs a pad id for batches).
         config["pad_token_id"] = eot_id;
     }

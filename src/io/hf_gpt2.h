@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "model/gpt2.h"
 #include "tokenizer/tokenizer.h"
@@ -26,7 +27,9 @@ void load_hf_gpt2_weights(Gpt2& model, const std::string& dir);
 // Writes DIR/config.json and DIR/model.safetensors (F32) that transformers'
 // GPT2LMHeadModel.from_pretrained loads (GPT2ForSequenceClassification with a head), and a byte-level BPE tokenizer, if given, as
 // vocab.json + merges.txt (GPT2Tokenizer's files). DIR is created or replaced atomically.
+// A classifier's id2label names its classes with LABEL_NAMES where given (one per label).
 // Returns whether the tokenizer was written (a character tokenizer has no GPT-2 form).
-bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* tokenizer = nullptr);
+bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* tokenizer = nullptr,
+                  const std::vector<std::string>& label_names = {});
 
 }  // namespace lmforge

@@ -19,7 +19,8 @@ ClassificationReport classification_report(const ConfusionMatrix& m) {
     const int64_t L = m.classes();
     ClassificationReport r;
     r.total = m.total();
-    int64_t correct = 0;
+    int64_t correct = 0, present = 0;  // present: classes that are true or predicted somewhere
+    std::vector<bool> is_present;
     for (int64_t c = 0; c < L; c++) {
         int64_t predicted = 0, actual = 0;
         for (int64_t o = 0; o < L; o++) {
@@ -34,13 +35,17 @@ ClassificationReport classification_report(const ConfusionMatrix& m) {
         s.f1 = ratio(2 * s.precision * s.recall, s.precision + s.recall);
         s.support = actual;
         r.per_class.push_back(s);
+        is_present.push_back(actual + predicted > 0);
+        present += actual + predicted > 0;
     }
     r.accuracy = ratio(static_cast<double>(correct), static_cast<double>(r.total));
-    for (const ClassScores& s : r.per_class) {
+    for (int64_t c = 0; c < L; c++) {
+        const ClassScores& s = r.per_class[c];
         const double w = ratio(static_cast<double>(s.support), static_cast<double>(r.total));
-        r.macro.precision += s.precision / static_cast<double>(L);
-        r.macro.recall += s.recall / static_cast<double>(L);
-        r.macro.f1 += s.f1 / static_cast<double>(L);
+        const double m_w = is_present[c] ? 1.0 / static_cast<double>(present) : 0.0;
+        r.macro.precision += m_w * s.precision;
+        r.macro.recall += m_w * s.recall;
+        r.macro.f1 += m_w * s.f1;
         r.weighted.precision += w * s.precision;
         r.weighted.recall += w * s.recall;
         r.weighted.f1 += w * s.f1;

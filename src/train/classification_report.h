@@ -1,7 +1,9 @@
 // What a classifier got right and wrong: a confusion matrix, and from it accuracy, each
 // class's precision, recall, F1 and support, and their macro (unweighted) and weighted (by
 // support) averages — the definitions of scikit-learn's classification_report, with 0 where a
-// ratio has nothing to divide by (a class never predicted has precision 0).
+// ratio has nothing to divide by (a class never predicted has precision 0). As there, the
+// macro average is over the classes that occur as truth or prediction: a class absent from
+// the split and never predicted is left out, not counted as 0.
 #pragma once
 
 #include <cstdint>

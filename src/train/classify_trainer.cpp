@@ -140,7 +140,12 @@ double metric_of(const std::string& metric, const SplitEval& e) {
     if (metric == "loss") return e.loss;
     return r.macro.f1;
 }
-bool better(const std::string& metric, double a, double b) { return metric == "loss" ? a < b : a > b; }
+// Whether an epoch scoring `value` with validation loss `loss` beats the best so far; a tie on
+// accuracy or F1 (frequent on a small split) goes to the lower loss.
+bool better(const std::string& metric, double value, double loss, double best, double best_loss) {
+    if (metric == "loss") return value < best;
+    return value > best || (value == best && loss < best_loss);
+}
 
 }  // namespace
 
@@ -174,6 +179,14 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
     const bool lead = task.lead();
     const int64_t B = cfg.train.batch_size, n_train = data.train.size();
     if (n_train == 0) throw InputError(fmt::format("{}: the training split is empty", cfg.data.dir));
+    if (data.val.size() == 0) {
+        throw InputError(fmt::format("{}: the validation split is empty: the best epoch is chosen on it", cfg.data.dir),
+                         "prepare the data with --val-fraction above 0");
+    }
+    if (data.test.size() == 0) {
+        throw InputError(fmt::format("{}: the test split is empty: the run ends in a test report on it", cfg.data.dir),
+                         "prepare the data with --test-fraction above 0");
+    }
     const int64_t per_step = B * world;
     const int64_t steps_per_epoch = (n_train + per_step - 1) / per_step;
     const int64_t total_steps = steps_per_epoch * cfg.train.epochs;
@@ -186,16 +199,24 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
     MetricsLog* metrics = task.metrics();
     std::ifstream prep(cfg.data.dir + "/prepare.json");
     const auto prepared = nlohmann::json::parse(prep, nullptr, false);
-    const int64_t truncated = prepared.is_object() ? prepared.value("truncated", int64_t{0}) : 0;
-    log::info("classify: {} classes ({}), {} train / {} val / {} test examples of at most {} tokens ({} truncated "
-              "when prepared{}); {}",
+    // Examples cut: when prepared (to T tokens), or for BERT also here, where [CLS] and [SEP]
+    // leave T - 2 (which includes every example cut when prepared, as those have T tokens).
+    int64_t truncated = prepared.is_object() ? prepared.value("truncated", int64_t{0}) : 0;
+    if (framing.encoder) {
+        truncated = 0;
+        for (const LabelledSplit* split : {&data.train, &data.val, &data.test}) {
+            truncated += std::count_if(split->lengths.begin(), split->lengths.end(),
+                                       [&](int32_t n) { return n > T - framing.extra(); });
+        }
+    }
+    log::info("classify: {} classes ({}), {} train / {} val / {} test examples of at most {} tokens ({} truncated{}); {}",
               L, fmt::join(data.label_names, ", "), n_train, data.val.size(), data.test.size(), T, truncated,
-              framing.encoder ? "; [CLS] and [SEP] take 2 of them" : "", task.describe());
+              framing.encoder ? ": [CLS] and [SEP] take 2 of them" : " when prepared", task.describe());
     log::info("model: {}, {} parameters; {} epochs of {} steps (batch {} x {} processes, each padded to its "
               "longest example)",
               model_summary(model), model.layout().count(), cfg.train.epochs, steps_per_epoch, B, world);
     ClassifyRun runner(model, *comm, B, T, framing);
-    double best = cfg.eval.metric == "loss" ? INFINITY : -INFINITY;
+    double best = cfg.eval.metric == "loss" ? INFINITY : -INFINITY, best_loss = INFINITY;
     int64_t step = 0;
     for (int64_t epoch = 1; epoch <= cfg.train.epochs; epoch++) {
         Timer epoch_timer;
@@ -221,7 +242,7 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
         const SplitEval val = runner.evaluate(data.val);
         const ClassificationReport vr = classification_report(val.matrix);
         const double value = metric_of(cfg.eval.metric, val);
-        const bool is_best = better(cfg.eval.metric, value, best);
+        const bool is_best = better(cfg.eval.metric, value, val.loss, best, best_loss);
         log::info("epoch {}/{} | train loss {:.4f} acc {:.4f} | val loss {:.4f} acc {:.4f} macro-F1 {:.4f}{} | {:.1f} s",
                   epoch, cfg.train.epochs, loss_sum / seen, correct / seen, val.loss, vr.accuracy, vr.macro.f1,
                   is_best ? " (best)" : "", epoch_timer.seconds());
@@ -231,6 +252,7 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
         }
         if (is_best) {
             best = value;
+            best_loss = val.loss;
             summary.best_epoch = epoch;
             if (lead) {
                 publish_directory(run + "/best", [&](const std::string& tmp) {
@@ -277,6 +299,7 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
     summary.test_macro_f1 = tr.macro.f1;
     summary.rank = rank;
     summary.seconds = session.seconds();
+    task.write_plots();
     return summary;
 }
 

@@ -173,6 +173,7 @@ MlmSummary train_mlm(const TrainOptions& opts) {
     summary.best_val_loss = best;
     summary.rank = rank;
     summary.seconds = session.seconds();
+    task.write_plots();
     return summary;
 }
 

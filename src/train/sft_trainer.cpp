@@ -119,6 +119,10 @@ SftSummary train_sft(const TrainOptions& opts) {
                                      cfg.data.dir),
                          "prepare the data with --val-fraction above 0");
     }
+    if (data.test.size() == 0) {
+        throw InputError(fmt::format("{}: the test split is empty: the run ends in a test report on it", cfg.data.dir),
+                         "prepare the data with --test-fraction above 0");
+    }
     TaskRun task(cfg, run);
     Communicator* comm = &task.comm();
     const int world = task.world(), rank = task.rank();
@@ -195,7 +199,7 @@ SftSummary train_sft(const TrainOptions& opts) {
     log::info("test (best epoch {}): loss {:.4f} (perplexity {:.2f}) on response tokens; exact match {:.4f} of {} "
               "responses",
               summary.best_epoch, test.loss(), std::exp(test.loss()), test.exact_match(), summary.test_examples);
-    if (lead && data.test.size() > 0) {
+    if (lead) {
         const Tokenizer* tokenizer = task.tokenizer();
         if (tokenizer == nullptr) log::warn("no tokenizer beside the data: no completions shown");
         Gpt2Decoder decoder(model, task.gemm());
@@ -220,6 +224,7 @@ SftSummary train_sft(const TrainOptions& opts) {
     summary.best_val_loss = best;
     summary.rank = rank;
     summary.seconds = session.seconds();
+    task.write_plots();
     return summary;
 }
 

@@ -14,10 +14,12 @@
 #include "io/checkpoint.h"
 #include "tokenizer/tokenizer_io.h"
 #include "train/model_setup.h"
+#include "train/plot.h"
 
 namespace lmforge {
 
-TaskRun::TaskRun(const TrainConfig& cfg, const std::string& run_dir) : cfg_(cfg), comm_(make_communicator()) {
+TaskRun::TaskRun(const TrainConfig& cfg, const std::string& run_dir)
+    : cfg_(cfg), run_dir_(run_dir), comm_(make_communicator()) {
     if (world() > 1) {
         log::set_rank(rank());
         if (!lead()) log::set_level(log::Level::Warn);
@@ -28,7 +30,13 @@ TaskRun::TaskRun(const TrainConfig& cfg, const std::string& run_dir) : cfg_(cfg)
     precision_ = resolve_precision(cfg.train.precision, precision_why_);
     on_lead_agreed(*comm_, [&] { run_lock_.emplace(run_dir); });
     if (lead()) {
+        const bool earlier_run = std::filesystem::exists(run_dir + "/best");
         log::set_file(run_dir + "/train.log");
+        if (earlier_run) {
+            log::warn("{} holds an earlier run: this one trains from the start and replaces its best/, report and "
+                      "metrics",
+                      run_dir);
+        }
         write_text_atomic(run_dir + "/config.toml", config_to_toml(cfg));
         // The run's tokenizer beside its checkpoints, as an LM run keeps it: export finds the
         // encoder's [PAD] id from it, sample and eval their text.
@@ -65,6 +73,11 @@ void TaskRun::start_model(Model& model, int64_t B, int64_t T) {
 LrSchedule TaskRun::schedule(int64_t total_steps) const {
     return {LrSchedule::parse_kind(cfg_.optim.schedule), cfg_.optim.lr, cfg_.optim.min_lr_ratio,
             std::min(cfg_.optim.warmup_steps, total_steps / 2), std::max<int64_t>(1, total_steps)};
+}
+
+void TaskRun::write_plots() const {
+    if (!lead() || !cfg_.log.plots) return;
+    log::info("plots: {}", fmt::join(write_loss_plots(run_dir_), ", "));
 }
 
 std::string TaskRun::describe() const {

@@ -49,9 +49,13 @@ public:
     MetricsLog* metrics() { return metrics_.get(); }
     // The data's tokenizer, on the lead process (null elsewhere, or where there is none).
     const Tokenizer* tokenizer() const { return tokenizer_.get(); }
+    // At the end, on the lead process with log.plots: the loss curves from the metrics (by
+    // epoch or step, as the task wrote them), their paths logged.
+    void write_plots() const;
 
 private:
     const TrainConfig& cfg_;
+    std::string run_dir_;
     std::unique_ptr<Communicator> comm_;
     std::optional<DirectoryLock> run_lock_;  // the lead's, for the run's whole life
     std::unique_ptr<backend::Gemm> gemm_;

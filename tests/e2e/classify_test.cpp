@@ -49,12 +49,24 @@ TEST_F(Classify, LearnsAboveTheBaselinesAndReportsEveryFigure) {
     EXPECT_EQ(j["model"]["labels"], (std::vector<std::string>{"food", "sport", "weather"}));
     EXPECT_EQ(j["model"]["total"], 60);  // the default test fraction, 0.1 of 600
     EXPECT_TRUE(std::filesystem::exists(path("run/best/model.safetensors")));
+    EXPECT_TRUE(std::filesystem::exists(path("run/plots/loss.png")));  // log.plots, by epoch
     // Per-epoch metrics in metrics.jsonl: train and validation.
     std::ifstream metrics(path("run/metrics.jsonl"));
     std::string line;
     int val_lines = 0;
     while (std::getline(metrics, line)) val_lines += line.find("val_accuracy") != std::string::npos;
     EXPECT_EQ(val_lines, 6);
+    // The export names the classes as the run did, for transformers' id2label.
+    const auto e = run_lmforge("export --checkpoint " + path("run/best") + " --hf " + path("hf"));
+    ASSERT_EQ(e.status, 0) << e.err;
+    std::ifstream hf_config(path("hf/config.json"));
+    const auto hf = nlohmann::json::parse(hf_config);
+    EXPECT_EQ(hf["id2label"]["1"], "sport") << hf.dump(2);
+    EXPECT_EQ(hf["label2id"]["weather"], 2) << hf.dump(2);
+    // A classify run has nothing to resume: --resume is refused, not ignored.
+    const auto again = run_lmforge("train " + config("run") + " --resume");
+    EXPECT_EQ(again.status, 2) << again.err;
+    EXPECT_NE(again.err.find("--resume: train.task = \"classify\" trains in one go"), std::string::npos) << again.err;
 }
 
 TEST_F(Classify, BadLabelledDataFailsWithOneLine) {
@@ -70,6 +82,14 @@ TEST_F(Classify, BadLabelledDataFailsWithOneLine) {
     const auto p = run_lmforge("prepare --tokenizer char --input " + empty + " --label-field label --output " + path("e"));
     EXPECT_EQ(p.status, 2);
     EXPECT_NE(p.err.find(":2: empty text"), std::string::npos) << p.err;
+    // No validation split: no epoch could be chosen as best (each scored 0 and the first stayed).
+    const std::string jsonl = write("few.jsonl", test::labelled_texts(60));
+    ASSERT_EQ(run_lmforge("prepare --tokenizer char --input " + jsonl + " --label-field label --val-fraction 0 "
+                          "--output " + path("noval")).status,
+              0);
+    const auto v = run_lmforge("train " + config("noval-run") + " --set data.dir=" + path("noval"));
+    EXPECT_EQ(v.status, 2) << v.err;
+    EXPECT_NE(v.err.find("the validation split is empty"), std::string::npos) << v.err;
 }
 
 }  // namespace

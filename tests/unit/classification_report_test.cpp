@@ -61,6 +61,23 @@ TEST(ClassificationReport, ClassNeverPredictedScoresZero) {
     EXPECT_NEAR(r.accuracy, 1.0 / 3.0, 1e-12);
 }
 
+// As scikit-learn's: a class absent from the split and never predicted stays out of the macro
+// average (a perfect classifier scores 1, not 2/3), one that is predicted but absent stays in.
+TEST(ClassificationReport, MacroAverageLeavesOutClassesThatNeverOccur) {
+    ConfusionMatrix perfect(3);
+    perfect.add(0, 0);
+    perfect.add(1, 1);
+    const ClassificationReport r = classification_report(perfect);
+    EXPECT_DOUBLE_EQ(r.macro.f1, 1.0);
+    EXPECT_DOUBLE_EQ(r.macro.precision, 1.0);
+    ConfusionMatrix wrong(3);
+    wrong.add(0, 0);
+    wrong.add(1, 2);
+    const ClassificationReport w = classification_report(wrong);
+    EXPECT_DOUBLE_EQ(w.macro.recall, 1.0 / 3.0);  // classes 0, 1 and the predicted 2
+    EXPECT_DOUBLE_EQ(w.macro.f1, 1.0 / 3.0);
+}
+
 }  // namespace
 }  // namespace lmforge
 

@@ -99,6 +99,18 @@ TEST_F(Labelled, CsvWithIntegerLabels) {
     EXPECT_EQ(d.train.size(), 3);
 }
 
+// Integer labels are numbered by value (10 after 2, not between 1 and 2), before text labels;
+// spaces around a label are no part of it (" ham" is "ham"); 1 and "1" are one class.
+TEST_F(Labelled, LabelsAreTrimmedAndIntegersNumberedByValue) {
+    const std::string csv = write("n.csv", "text,label\nab,10\ncd,2\nef,1\nab,zeta\ncd, 2\nef,-3\n");
+    const LabelledData d = load_labelled({csv, "text", "label", 4, 0, 0, 1}, chars_);
+    EXPECT_EQ(d.label_names, (std::vector<std::string>{"-3", "1", "2", "10", "zeta"}));
+    const std::string jsonl = write("n.jsonl", "{\"text\": \"ab\", \"label\": 1}\n{\"text\": \"cd\", \"label\": \"1\"}\n"
+                                               "{\"text\": \"ef\", \"label\": true}\n");
+    EXPECT_EQ(load_labelled({jsonl, "text", "label", 4, 0, 0, 1}, chars_).label_names,
+              (std::vector<std::string>{"1", "true"}));
+}
+
 TEST_F(Labelled, BadExamplesAreNamedByLine) {
     const std::string p1 = write("a.jsonl", "{\"text\": \"ab\", \"label\": 1}\n{\"text\": \"cd\"}\n");
     EXPECT_NE(test::input_error_of([&] { load_labelled({p1}, chars_); }).find(p1 + ":2: needs a string \"text\" and a \"label\""),
@@ -106,7 +118,19 @@ TEST_F(Labelled, BadExamplesAreNamedByLine) {
     const std::string p2 = write("b.jsonl", "{\"text\": \"ab\", \"label\": 1}\n{oops\n");
     EXPECT_NE(test::input_error_of([&] { load_labelled({p2}, chars_); }).find(p2 + ":2: not valid JSON"), std::string::npos);
     const std::string p3 = write("c.csv", "body,label\nab,1\n");
-    EXPECT_NE(test::input_error_of([&] { load_labelled({p3}, chars_); }).find("no column \"text\""), std::string::npos);
+    EXPECT_NE(test::input_error_of([&] { load_labelled({p3}, chars_); }).find("no column \"text\" in the header (its columns: "
+                                                                          "\"body\", \"label\")"),
+              std::string::npos);
+    const std::string p6 = write("f.csv", "text,label\nab,1\ncd, \n");
+    EXPECT_NE(test::input_error_of([&] { load_labelled({p6}, chars_); }).find(p6 + ":3: an empty label"), std::string::npos);
+    const std::string p7 = write("g.jsonl", "{\"text\": \"ab\", \"label\": 1.5}\n");
+    EXPECT_NE(test::input_error_of([&] { load_labelled({p7}, chars_); }).find(":1: the label is neither a string, an integer nor a boolean"),
+              std::string::npos);
+    // Split fractions that leave nothing to train on say so, not that a label is missing there.
+    const std::string p8 = write("h.jsonl", "{\"text\": \"ab\", \"label\": 1}\n{\"text\": \"cd\", \"label\": 2}\n");
+    EXPECT_NE(test::input_error_of([&] { load_labelled({p8, "text", "label", 4, 0.5, 0.49, 1}, chars_); })
+                  .find("the training split is empty (2 examples)"),
+              std::string::npos);
     const std::string p4 = write("d.jsonl", "{\"text\": \"\", \"label\": 1}\n");
     EXPECT_NE(test::input_error_of([&] { load_labelled({p4}, chars_); }).find(":1: empty text"), std::string::npos);
     // In a CSV the line, not the row: the quoted text before spans lines 2-4.

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -65,6 +66,9 @@ int main(int argc, char** argv) {
         return fail(2, e.one_line());
     } catch (const lmforge::Error& e) {
         return fail(1, e.one_line());
+    } catch (const std::filesystem::filesystem_error& e) {
+        // The machine's answer (a file where a directory belongs, a full disk), not a bug.
+        return fail(1, e.what());
     } catch (const std::exception& e) {
         return fail(1, fmt::format("internal error: {}", e.what()));
     }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <exception>
 #include <limits>
 
 #include "core/error.h"
@@ -72,6 +73,11 @@ public:
         std::signal(SIGTERM, on_terminate);
     }
     ~MpiCommunicator() override {
+        // Unwinding from an error the other ranks need not share (rank 0 failing to write a
+        // checkpoint while they wait in a barrier): MPI_Finalize would wait for them for ever,
+        // and the error, printed by main after this, would never show. Without it the process
+        // prints its error and exits, and mpirun ends the other ranks.
+        if (std::uncaught_exceptions() > 0) return;
         if (!requests_.empty()) MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
         MPI_Comm_free(&local_);
         MPI_Finalize();

@@ -2,8 +2,9 @@
 // micro-batch B train as one rank with 2B — plain, with gradient accumulation, with ZeRO-1,
 // without overlap; a checkpoint from 2 ranks resumes on 1 (also with bf16 moments, sharded),
 // and one from 1 resumes on 2 ZeRO-1 ranks, each loading its shard; SIGUSR1 to mpirun stops
-// every rank after the same step with a checkpoint to go on from; and when a rank is killed,
-// the others stop within a minute and the run resumes from its last checkpoint.
+// every rank after the same step with a checkpoint to go on from; an error on one rank ends the
+// run with its message; and when a rank is killed, the others stop within a minute and the run
+// resumes from its last checkpoint.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -222,6 +223,19 @@ TEST_F(DataParallelRun, ABusyRunDirectoryEndsEveryRankWithRankZerosError) {
     EXPECT_EQ(two.status, 2) << two.err;  // not timeout's 124
     EXPECT_NE(two.err.find(path("runs/busy") + ": in use by another lmforge process (pid " + std::to_string(pid) + ")"),
               std::string::npos)
+        << two.err;
+}
+
+// An error on rank 0 alone (its checkpoint cannot be written: a file stands where the
+// directory belongs) while rank 1 waits for it: the run ends with rank 0's message. Before,
+// rank 0's MPI_Finalize waited for rank 1 and rank 1 for rank 0, and the message never showed.
+TEST_F(DataParallelRun, AnErrorOnOneRankEndsTheRunWithItsMessage) {
+    const std::string cfg = config("blocked", 4, 256, 10, 0, true, 2);
+    fs::create_directories(path("runs/blocked"));
+    write("runs/blocked/checkpoints", "not a directory");
+    const auto two = test::run_lmforge("train " + cfg, "timeout 120 env " + kMpirun + "2 ");
+    EXPECT_EQ(two.status, 1) << two.err;  // not timeout's 124
+    EXPECT_NE(two.err.find("[rank 0] filesystem error: cannot create directories: Not a directory"), std::string::npos)
         << two.err;
 }
 

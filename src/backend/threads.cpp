@@ -2,6 +2,7 @@
 
 #include <omp.h>
 #include <sched.h>
+#include <unistd.h>
 
 namespace lmforge::backend {
 
@@ -9,6 +10,11 @@ int hardware_threads() {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
     return omp_get_num_procs();
+}
+
+int online_cores() {
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? static_cast<int>(n) : hardware_threads();
 }
 
 void set_threads(int threads) {

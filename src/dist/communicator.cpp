@@ -3,9 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 
+#include "backend/threads.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace lmforge {
 
@@ -21,6 +24,17 @@ void on_lead_agreed(Communicator& comm, const std::function<void()>& work) {
     const bool failed = comm.size() > 1 ? comm.allreduce_max(failure ? 1.0 : 0.0) > 0 : failure != nullptr;
     if (failure) std::rethrow_exception(failure);
     if (failed) throw InputError(fmt::format("rank {}: rank 0 could not start the run (its error says why)", comm.rank()));
+}
+
+int default_threads(const Communicator& comm) {
+    const int here = comm.local_size(), threads = std::max(1, backend::hardware_threads() / here);
+    const int share = std::max(1, backend::online_cores() / here);
+    if (comm.name() == "mpi" && comm.rank() == 0 && threads < share) {
+        log::warn("this process may run on {} of the host's {} cores (the launcher's binding): {} thread{} where {} "
+                  "would fit; mpirun --bind-to none, or --map-by slot:PE={}, gives each process its share",
+                  backend::hardware_threads(), backend::online_cores(), threads, threads == 1 ? "" : "s", share, share);
+    }
+    return threads;
 }
 
 std::vector<int64_t> shard_counts(int64_t n, int world) {

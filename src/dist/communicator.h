@@ -58,6 +58,12 @@ std::unique_ptr<Communicator> make_communicator();
 // for ever (MPI_Finalize waits for every rank).
 void on_lead_agreed(Communicator& comm, const std::function<void()>& work);
 
+// The default threads for this process: the cores it may run on, divided by the processes of
+// the run on this host. Where the launcher's binding leaves it fewer than its share of the
+// host's cores (OpenMPI binds each of up to 2 processes to one core), rank 0 says how to
+// give it more (under a launcher only: alone, a smaller set is the container's or taskset's).
+int default_threads(const Communicator& comm);
+
 // Equal shards of n elements over `world` ranks (the first n % world one larger).
 std::vector<int64_t> shard_counts(int64_t n, int world);
 

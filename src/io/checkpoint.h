@@ -30,6 +30,7 @@ struct TrainingState {
     double best_val_loss = std::numeric_limits<double>::infinity();
     int64_t tokens_seen = 0;
     double train_seconds = 0;  // wall time spent training, over all sessions
+    int64_t batch_tokens = 0;  // the global batch in tokens (0: a checkpoint from before it was kept)
 };
 
 // model.safetensors alone: what export, sampling and evaluation need.

@@ -56,7 +56,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("dist.bucket_mb", c.dist.bucket_mb, "size of the gradient buckets all-reduced while backward runs (processes > 1, zero_stage 0)");
     v("dist.overlap", c.dist.overlap, "all-reduce buckets during backward, overlapping computation; false: all at once after it");
     v("eval.every", c.eval.every, "steps between validation evaluations; 0: only at the end");
-    v("eval.batches", c.eval.batches, "validation batches per evaluation");
+    v("eval.batches", c.eval.batches, "validation batches per evaluation (each of processes x batch_size windows)");
     v("eval.metric", c.eval.metric, "classify: the validation metric that picks the best checkpoint: macro_f1, accuracy or loss");
     v("checkpoint.every", c.checkpoint.every, "steps between checkpoints; 0: only at the end");
     v("checkpoint.keep_last", c.checkpoint.keep_last, "checkpoints kept besides best/");

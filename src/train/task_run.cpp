@@ -25,7 +25,7 @@ TaskRun::TaskRun(const TrainConfig& cfg, const std::string& run_dir)
         if (!lead()) log::set_level(log::Level::Warn);
     }
     backend::set_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads)
-                                               : std::max(1, backend::hardware_threads() / comm_->local_size()));
+                                               : default_threads(*comm_));
     gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
     precision_ = resolve_precision(cfg.train.precision, precision_why_);
     on_lead_agreed(*comm_, [&] { run_lock_.emplace(run_dir); });

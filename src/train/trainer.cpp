@@ -108,15 +108,15 @@ TrainSummary train(const TrainOptions& opts) {
     }
     const int64_t B = cfg.train.batch_size, T = cfg.train.seq_len;
     const int64_t per_step = B * T * world;
-    const int64_t total = cfg.train.total_batch_tokens > 0 ? cfg.train.total_batch_tokens : per_step;
+    int64_t total = cfg.train.total_batch_tokens > 0 ? cfg.train.total_batch_tokens : per_step;
     if (total % per_step != 0) {
         throw InputError(fmt::format("train.total_batch_tokens = {} is not a multiple of batch_size · seq_len · "
                                      "processes = {}·{}·{} = {}", total, B, T, world, per_step),
                          fmt::format("use a multiple of {}", per_step));
     }
-    const int64_t accum = total / per_step;
+    int64_t accum = total / per_step;
     backend::set_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads)
-                                               : std::max(1, backend::hardware_threads() / comm->local_size()));
+                                               : default_threads(*comm));
     DataLoader train_loader({cfg.data.dir, "train", B, T, rank, world, cfg.data.shuffle,
                              static_cast<uint64_t>(cfg.train.seed), mcfg.vocab_size});
     std::unique_ptr<DataLoader> val_loader;
@@ -176,6 +176,21 @@ TrainSummary train(const TrainOptions& opts) {
         dp.adopt_loaded(moments);
         train_loader.restore(state.loader);
         log::info("resuming from {} (step {})", *latest, state.step);
+        if (state.batch_tokens > 0 && state.batch_tokens != total) {
+            if (cfg.train.total_batch_tokens > 0) {
+                log::warn("train.total_batch_tokens = {} changes the run's global batch of {} tokens", total,
+                          state.batch_tokens);
+            } else if (state.batch_tokens % per_step == 0) {
+                // The global batch is the run's, whatever the number of processes now.
+                total = state.batch_tokens;
+                accum = total / per_step;
+            } else {
+                throw InputError(fmt::format("{}: the run's global batch of {} tokens is not a multiple of "
+                                             "batch_size · seq_len · processes = {} here",
+                                             *latest, state.batch_tokens, per_step),
+                                 "resume with a process count that divides it, or set train.total_batch_tokens");
+            }
+        }
     } else {
         model.init_weights(static_cast<uint64_t>(cfg.train.seed));
         if (!cfg.model.init_from.empty()) {
@@ -187,6 +202,19 @@ TrainSummary train(const TrainOptions& opts) {
     if (lead) {
         write_text_atomic(run + "/config.toml", config_toml);
         if (tokenizer) tokenizer->save(run + "/tokenizer");
+    }
+    state.batch_tokens = total;
+    // Every process must have read the same checkpoint (or none): a run directory that is not
+    // on a file system they share would let them train from different steps.
+    if (world > 1) {
+        const double step = latest ? static_cast<double>(state.step) : -1.0;
+        const double highest = comm->allreduce_max(step), lowest = -comm->allreduce_max(-step);
+        if (highest != lowest) {
+            const auto show = [](double s) { return s < 0 ? std::string("none") : fmt::format("step {}", s); };
+            throw InputError(fmt::format("{}: the processes found different checkpoints to resume from ({} to {})", run,
+                                         show(lowest), show(highest)),
+                             "put the run directory on a file system every process shares");
+        }
     }
     // Every rank starts from rank 0's parameters exactly (seeded alike anyway).
     comm->broadcast(model.params().data(), model.params().size() * sizeof(float), 0);

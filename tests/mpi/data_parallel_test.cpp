@@ -1,10 +1,11 @@
 // Data parallelism with real MPI processes (mpirun -np 2 --oversubscribe): two ranks with
 // micro-batch B train as one rank with 2B — plain, with gradient accumulation, with ZeRO-1,
 // without overlap; a checkpoint from 2 ranks resumes on 1 (also with bf16 moments, sharded),
-// and one from 1 resumes on 2 ZeRO-1 ranks, each loading its shard; SIGUSR1 to mpirun stops
-// every rank after the same step with a checkpoint to go on from; an error on one rank ends the
-// run with its message; and when a rank is killed, the others stop within a minute and the run
-// resumes from its last checkpoint.
+// and one from 1 resumes on 2 ZeRO-1 ranks, each loading its shard; a resume keeps the run's
+// global batch, and ranks that find different checkpoints are refused; SIGUSR1 to mpirun
+// stops every rank after the same step with a checkpoint to go on from; an error on one rank
+// ends the run with its message; and when a rank is killed, the others stop within a minute
+// and the run resumes from its last checkpoint.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -147,6 +148,36 @@ TEST_F(DataParallelRun, ACheckpointFromTwoRanksWithZero1ResumesOnOne) {
     ASSERT_EQ(resumed.status, 0) << resumed.err;
     EXPECT_NE(resumed.err.find("resuming from"), std::string::npos);
     expect_same_training("one", "moved", 10);
+}
+
+// total_batch_tokens = 0 means B·T·processes when the run starts; the checkpoint keeps it, so a
+// resume on fewer processes accumulates to the same global batch instead of halving it.
+TEST_F(DataParallelRun, AResumeOnFewerProcessesKeepsTheRunsGlobalBatch) {
+    ASSERT_EQ(run_lmforge("train " + config("one", 8, 256, 10, 0)).status, 0);
+    const std::string cfg = config("kept", 4, 0, 10, 0, true, 5);
+    ASSERT_EQ(mpirun(2, "train " + cfg).status, 0);
+    fs::remove_all(path("runs/kept/checkpoints/step_000010"));
+    write("runs/kept/latest", "step_000005\n");
+    const auto resumed = run_lmforge("train " + cfg);
+    ASSERT_EQ(resumed.status, 0) << resumed.err;
+    EXPECT_NE(resumed.err.find("4 sequences x 32 tokens x 2 accumulation = 256 tokens per step"), std::string::npos)
+        << resumed.err;
+    expect_same_training("one", "kept", 10);
+}
+
+// Ranks that see different run directories (each process in its own working directory, as
+// on hosts without a shared file system) would train from different steps: refused.
+TEST_F(DataParallelRun, RanksThatFindDifferentCheckpointsAreRefused) {
+    const std::string cfg = config("split", 4, 256, 10, 0, true, 5) + " --set run.dir=runs/split";
+    fs::create_directories(path("a"));
+    fs::create_directories(path("b"));
+    ASSERT_EQ(run_lmforge("train " + cfg + " --set train.max_steps=5", "cd " + path("a") + " && ").status, 0);
+    const auto two = run_lmforge("train " + cfg + " : -np 1 --wdir " + path("b") + " " + LMFORGE_BINARY + " train " + cfg,
+                                 "timeout 120 env " + kMpirun + "1 --wdir " + path("a") + " ");
+    EXPECT_EQ(two.status, 2) << two.err;
+    EXPECT_NE(two.err.find("runs/split: the processes found different checkpoints to resume from (none to step 5)"),
+              std::string::npos)
+        << two.err;
 }
 
 TEST_F(DataParallelRun, ACheckpointFromOneProcessResumesOnTwoRanksWithZero1) {

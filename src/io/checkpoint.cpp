@@ -147,11 +147,19 @@ std::vector<std::string> load_matching_weights(Model& model, const std::string& 
     const SafetensorsReader file(path);
     std::vector<std::string> missing;
     for (const ParamSpec& s : model.layout().specs()) {
-        if (file.contains(s.name)) {
-            read_tensor(file, s, "", model.params().data());
-        } else {
+        if (!file.contains(s.name)) {
             missing.push_back(s.name);
+            continue;
         }
+        // A classifier's head for another number of classes: the new task's own, started anew.
+        const std::vector<int64_t>& stored = file.info(s.name).shape;
+        const bool class_rows = model.num_labels() > 0 && !s.shape.empty() && s.shape[0] == model.num_labels();
+        if (class_rows && stored.size() == s.shape.size() && stored[0] != s.shape[0] &&
+            std::equal(stored.begin() + 1, stored.end(), s.shape.begin() + 1)) {
+            missing.push_back(fmt::format("{} (the file's is for {} classes)", s.name, stored[0]));
+            continue;
+        }
+        read_tensor(file, s, "", model.params().data());
     }
     model.weights_changed();
     return missing;

@@ -38,7 +38,9 @@ void save_model_weights(const Model& model, const std::string& path);
 // InputError naming the file and the first tensor whose name or shape does not fit.
 void load_model_weights(Model& model, const std::string& path);
 // Loads every tensor of the model's layout that the file holds (shapes must agree) and
-// returns the names it lacks: a classifier started from a language model keeps its own head.
+// returns the names it lacks: a classifier started from a language model keeps its own head,
+// and so does one started from a classifier of another number of classes (its head's name
+// is returned with the file's count).
 std::vector<std::string> load_matching_weights(Model& model, const std::string& path);
 // The architecture recorded in a model.safetensors: "gpt2" or "bert".
 std::string read_model_arch(const std::string& path);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli_util.h"
 #include "labelled_texts.h"
@@ -63,6 +64,20 @@ TEST_F(Classify, LearnsAboveTheBaselinesAndReportsEveryFigure) {
     const auto hf = nlohmann::json::parse(hf_config);
     EXPECT_EQ(hf["id2label"]["1"], "sport") << hf.dump(2);
     EXPECT_EQ(hf["label2id"]["weather"], 2) << hf.dump(2);
+    // Its best/ starts a classifier of two of the classes: the body is loaded, the head of
+    // three classes is not (it was refused for its shape).
+    std::string two_classes;
+    std::istringstream lines(test::labelled_texts(200));
+    for (std::string line; std::getline(lines, line);) {
+        if (line.find("\"weather\"") == std::string::npos) two_classes += line + "\n";
+    }
+    ASSERT_EQ(run_lmforge("prepare --tokenizer char --input " + write("two.jsonl", two_classes) +
+                          " --label-field label --max-len 48 --output " + path("two")).status,
+              0);
+    const auto from_best = run_lmforge("train " + config("from-best") + " --set data.dir=" + path("two") +
+                                       " --set model.init_from=" + path("run/best") + " --set train.epochs=1");
+    ASSERT_EQ(from_best.status, 0) << from_best.err;
+    EXPECT_NE(from_best.err.find("(new: score.weight (the file's is for 3 classes))"), std::string::npos) << from_best.err;
     // A classify run has nothing to resume: --resume is refused, not ignored.
     const auto again = run_lmforge("train " + config("run") + " --resume");
     EXPECT_EQ(again.status, 2) << again.err;

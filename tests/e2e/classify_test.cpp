@@ -82,6 +82,11 @@ TEST_F(Classify, LearnsAboveTheBaselinesAndReportsEveryFigure) {
     const auto again = run_lmforge("train " + config("run") + " --resume");
     EXPECT_EQ(again.status, 2) << again.err;
     EXPECT_NE(again.err.find("--resume: train.task = \"classify\" trains in one go"), std::string::npos) << again.err;
+    const auto rerun = run_lmforge("train " + config("run") + " --set train.epochs=1");
+    ASSERT_EQ(rerun.status, 0) << rerun.err;
+    EXPECT_NE(rerun.err.find("holds an earlier run: this one trains from the start and replaces its best/"),
+              std::string::npos)
+        << rerun.err;
 }
 
 TEST_F(Classify, BadLabelledDataFailsWithOneLine) {

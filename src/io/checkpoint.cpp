@@ -215,6 +215,7 @@ void save_checkpoint(const std::string& dir, const Model& model, const Optimizer
             {"tokens_seen", state.tokens_seen},
             {"train_seconds", state.train_seconds},
             {"batch_tokens", state.batch_tokens},
+            {"max_steps", state.max_steps},
             {"model", json::parse(model.config_json())}};
         write_text_atomic(tmp + "/state.json", j.dump(2) + "\n");
         write_text_atomic(tmp + "/config.toml", config_toml);
@@ -252,6 +253,7 @@ void load_checkpoint(const std::string& dir, Model& model, OptimizerMoments& mom
         state.tokens_seen = j.at("tokens_seen");
         state.train_seconds = j.at("train_seconds");
         state.batch_tokens = j.value("batch_tokens", int64_t{0});
+        state.max_steps = j.value("max_steps", int64_t{0});
     } catch (const json::exception& e) {
         throw InputError(fmt::format("{}/state.json: damaged: {}", dir, e.what()), "resume from another checkpoint");
     }

@@ -31,6 +31,7 @@ struct TrainingState {
     int64_t tokens_seen = 0;
     double train_seconds = 0;  // wall time spent training, over all sessions
     int64_t batch_tokens = 0;  // the global batch in tokens (0: a checkpoint from before it was kept)
+    int64_t max_steps = 0;     // the length the schedule was laid over (0: likewise unknown)
 };
 
 // model.safetensors alone: what export, sampling and evaluation need.

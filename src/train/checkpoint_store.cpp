@@ -22,16 +22,18 @@ std::string CheckpointStore::save(const Model& model, const OptimizerMoments& mo
     const std::string path = dir_ + "/" + name;
     fs::create_directories(dir_);
     save_checkpoint(path, model, moments, state, config_toml);
-    const std::string pointer = name + "\n";
-    write_text_atomic(run_dir_ + "/latest", pointer);
     if (is_best) {
-        // best/: hard links to this checkpoint's files (no copy), published atomically.
+        // best/: hard links to this checkpoint's files (no copy), published atomically, and
+        // before `latest` moves on: a kill between the two then resumes from the previous
+        // checkpoint, whose state has the previous best loss, and the replayed evaluation
+        // publishes best/ again (the other order left a best/ that no resume would renew).
         publish_directory(run_dir_ + "/best", [&](const std::string& tmp) {
             for (const auto& e : fs::directory_iterator(path)) {
                 fs::create_hard_link(e.path(), fs::path(tmp) / e.path().filename());
             }
         });
     }
+    write_text_atomic(run_dir_ + "/latest", name + "\n");
     // Oldest first by step number: past step 999999 the names grow a digit and no longer sort
     // as text.
     std::vector<std::pair<int64_t, std::string>> steps;

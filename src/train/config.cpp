@@ -59,7 +59,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("eval.batches", c.eval.batches, "validation batches per evaluation (each of processes x batch_size windows)");
     v("eval.metric", c.eval.metric, "classify: the validation metric that picks the best checkpoint: macro_f1, accuracy or loss");
     v("checkpoint.every", c.checkpoint.every, "steps between checkpoints; 0: only at the end");
-    v("checkpoint.keep_last", c.checkpoint.keep_last, "checkpoints kept besides best/");
+    v("checkpoint.keep_last", c.checkpoint.keep_last, "checkpoints kept besides best/ (one more while the next is written; best/ is a full copy when it falls between checkpoints)");
     v("log.every", c.log.every, "steps between log lines");
     v("log.tensorboard", c.log.tensorboard, "write TensorBoard event files");
     v("log.plots", c.log.plots, "draw loss curves (SVG and PNG) at the end");

@@ -22,6 +22,7 @@
 #include "data/data_home.h"
 #include "data/dataloader.h"
 #include "io/checkpoint.h"
+#include "kernels/grad_norm.h"
 #include "model/gpt2.h"
 #include "model/gpt2_decoder.h"
 #include "dist/communicator.h"
@@ -223,12 +224,36 @@ TrainSummary train(const TrainOptions& opts) {
     model.plan(B, T);
     const LrSchedule schedule{LrSchedule::parse_kind(cfg.optim.schedule), cfg.optim.lr, cfg.optim.min_lr_ratio,
                               cfg.optim.warmup_steps, cfg.train.max_steps};
+    if (latest && cfg.train.max_steps < state.step) {
+        throw InputError(fmt::format("train.max_steps = {} is below the step the run has reached ({})",
+                                     cfg.train.max_steps, state.step),
+                         "raise train.max_steps, or train in another run directory");
+    }
+    if (lead && latest && state.max_steps > 0 && state.max_steps != cfg.train.max_steps &&
+        schedule.kind != LrSchedule::Kind::Constant && state.step < cfg.train.max_steps) {
+        LrSchedule before = schedule;
+        before.total_steps = state.max_steps;
+        log::warn("train.max_steps changes from {} to {}: the {} schedule is laid over the new length, so the "
+                  "learning rate at step {} goes from {:.2e} to {:.2e}",
+                  state.max_steps, cfg.train.max_steps, cfg.optim.schedule, state.step,
+                  before.at(std::min(state.step, state.max_steps - 1)), schedule.at(state.step));
+    }
+    state.max_steps = cfg.train.max_steps;
     if (lead && cfg.optim.warmup_steps >= cfg.train.max_steps) {
         log::warn("optim.warmup_steps = {} is not below train.max_steps = {}: the learning rate rises for the whole "
                   "run and {}",
                   cfg.optim.warmup_steps, cfg.train.max_steps,
                   cfg.optim.warmup_steps == cfg.train.max_steps ? "reaches optim.lr only at the last step"
                                                                 : "never reaches optim.lr");
+    }
+    if (lead && cfg.checkpoint.every >= cfg.train.max_steps) {
+        log::warn("checkpoint.every = {} is not below train.max_steps = {}: the run saves no checkpoint before its "
+                  "end, so a crash loses all of it",
+                  cfg.checkpoint.every, cfg.train.max_steps);
+    }
+    if (lead && val_loader && cfg.eval.every >= cfg.train.max_steps) {
+        log::warn("eval.every = {} is not below train.max_steps = {}: validation only at the start and the end",
+                  cfg.eval.every, cfg.train.max_steps);
     }
     std::unique_ptr<MetricsLog> metrics;
     if (lead) metrics = std::make_unique<MetricsLog>(run, cfg.log.tensorboard, state.step);
@@ -302,6 +327,17 @@ TrainSummary train(const TrainOptions& opts) {
     // A checkpoint at `step`; with only_best, written as best/ alone (an evaluation that
     // improved on a step that keeps no checkpoint).
     const auto save = [&](int64_t step, bool only_best = false) {
+        // Weights an update has wrecked (a learning rate far too high) must not become the
+        // checkpoint every resume starts from: the last good one stays `latest`.
+        // (A finite sum of squares: no NaN or inf, and no weight near float's range.)
+        const std::span<const float> weights = model.params();
+        if (!std::isfinite(kernels::sum_of_squares(weights.data(), static_cast<int64_t>(weights.size())))) {
+            const std::optional<std::string> kept = store.latest();
+            throw Error(fmt::format("step {}: the weights are no longer finite numbers (the last update diverged); not "
+                                    "saved: {}",
+                                    step, kept ? *kept + " stays the latest checkpoint" : "the run has no checkpoint"),
+                        "lower optim.lr (or raise optim.warmup_steps) and resume");
+        }
         state.step = step;
         state.loader = train_loader.state();
         state.sample_rng = sample_rng.state();
@@ -390,8 +426,10 @@ TrainSummary train(const TrainOptions& opts) {
         steps_since_log++;
         const double step_s = step_timer.seconds();
         const double loss = (world > 1 ? comm->allreduce_sum(loss_sum) / world : loss_sum) / static_cast<double>(accum);
-        if (!std::isfinite(loss)) {
-            throw Error(fmt::format("step {}: the loss is {}", step, loss), "lower optim.lr or raise warm-up");
+        if (!std::isfinite(loss) || !std::isfinite(norm)) {
+            throw Error(fmt::format("step {}: the {} is {}", step, std::isfinite(loss) ? "gradient norm" : "loss",
+                                    std::isfinite(loss) ? norm : loss),
+                        "lower optim.lr or raise warm-up");
         }
         const double tok_s = static_cast<double>(total) / step_s;
         tokens_this_session += static_cast<double>(total);
@@ -424,8 +462,6 @@ TrainSummary train(const TrainOptions& opts) {
             }
         }
     }
-    if (agreed_stop != 0 && stop->signal() == 0) stop->ignore_late(agreed_stop);
-    stop.reset();  // from here on, signals act as usual
     state.train_seconds = train_seconds_before + train_seconds_this_session;
     summary.steps = end_step;
     if (summary.stopped_by != 0) {
@@ -440,6 +476,10 @@ TrainSummary train(const TrainOptions& opts) {
         if (final_checkpoint) save(end_step);
         keep_best(end_step, final_checkpoint);
     }
+    // Only now, with the last checkpoint written: a first signal during the final evaluation
+    // and save is absorbed (it would have ended the run without them); a second ends it.
+    if (agreed_stop != 0 && stop->signal() == 0) stop->ignore_late(agreed_stop);
+    stop.reset();  // from here on, signals act as usual
     if (bar) {
         bar->finish();
         log::set_stderr_sink({});

@@ -365,6 +365,39 @@ void expect_one_line_error(const test::Outcome& o, const std::string& want) {
     EXPECT_NE(o.err.find(want), std::string::npos) << o.err;
 }
 
+// A learning rate that wrecks the weights: the run ends on the next checkpoint without writing
+// it, so `latest` stays the last good one (here the step-1 one) for a resume at a lower rate.
+TEST_F(TrainRun, DivergedWeightsAreNeverSavedAsTheLatestCheckpoint) {
+    const std::string cfg = config("diverged", 6, 1);
+    ASSERT_EQ(run_lmforge("train " + cfg + " --set train.max_steps=1").status, 0);
+    const auto o = run_lmforge("train " + cfg + " --set optim.lr=1e30 --set optim.warmup_steps=0");
+    EXPECT_EQ(o.status, 1) << o.err;
+    EXPECT_NE(o.err.find("step 2: the weights are no longer finite numbers (the last update diverged); not saved: " +
+                         path("runs/diverged/checkpoints/step_000001") + " stays the latest checkpoint"),
+              std::string::npos)
+        << o.err;
+    EXPECT_EQ(test::slurp(path("runs/diverged/latest")), "step_000001\n");
+    EXPECT_EQ(run_lmforge("train " + cfg).status, 0);  // and the run goes on from there
+}
+
+// max_steps is the schedule's length: below the step reached it is refused (the final
+// evaluation would be labelled with a step the model has passed), and a longer run is told
+// how its learning rate moves.
+TEST_F(TrainRun, ChangingMaxStepsOnResumeIsRefusedBelowTheStepAndSaidAbove) {
+    const std::string cfg = config("longer", 12, 6);
+    ASSERT_EQ(run_lmforge("train " + cfg).status, 0);
+    const auto shorter = run_lmforge("train " + cfg + " --set train.max_steps=8");
+    EXPECT_EQ(shorter.status, 2) << shorter.err;
+    EXPECT_NE(shorter.err.find("train.max_steps = 8 is below the step the run has reached (12)"), std::string::npos)
+        << shorter.err;
+    const auto longer = run_lmforge("train " + cfg + " --set train.max_steps=24");
+    EXPECT_EQ(longer.status, 0) << longer.err;
+    EXPECT_NE(longer.err.find("train.max_steps changes from 12 to 24: the cosine schedule is laid over the new length, "
+                              "so the learning rate at step 12 goes from"),
+              std::string::npos)
+        << longer.err;
+}
+
 TEST_F(TrainRun, BadInputGivesOneLine) {
     const std::string base = config("bad", 4, 2);
     expect_one_line_error(run_lmforge("train " + base + " --set train.batch_size=four"),

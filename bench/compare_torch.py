@@ -63,12 +63,14 @@ def torch_cmd(name, mode, args):
             "--steps", str(args.steps)] + TORCH_MODES[mode]
 
 
-def median_of(runs):
+def median_of(runs, tokens_per_step):
     runs = [r for r in runs if r is not None]
     if not runs:
         return None
-    return dict(tok=statistics.median(r["tokens_per_s"] for r in runs),
-                ms=statistics.median(r["step_ms_median"] for r in runs),
+    ms = statistics.median(r["step_ms_median"] for r in runs)
+    # tokens/s from the median step, so that every ratio is the ms columns' (with an even
+    # number of rounds a median of tokens/s would not be the reciprocal of the median ms).
+    return dict(tok=tokens_per_step * 1000.0 / ms, ms=ms,
                 rss=statistics.median(r["max_rss_mb"] for r in runs),
                 gflops=statistics.median(r.get("model_gflops", 0.0) for r in runs),
                 # Each run measures the peak as it starts; a busy moment only lowers it.
@@ -99,7 +101,7 @@ def main():
             for m in args.torch_modes:
                 runs[f"torch {m}"].append(run_json(torch_cmd(name, m, args), args.pause))
             print(f"config {name} round {r + 1}/{args.rounds} done", file=sys.stderr)
-        med = {k: median_of(v) for k, v in runs.items()}
+        med = {k: median_of(v, cfg["batch"] * cfg["seq"]) for k, v in runs.items()}
         report.append((name, {k: v for k, v in med.items() if v is not None}))
 
     print(f"\n{args.threads} threads, {args.steps} timed steps, median of {args.rounds} alternated rounds\n")

@@ -1,6 +1,7 @@
 #include "train/benchmark.h"
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "backend/threads.h"
@@ -96,6 +97,7 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     r.params = model.layout().count();
     r.step_ms_median = median * 1e3;
     r.step_ms_min = times.front() * 1e3;
+    r.step_ms_mean = std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size()) * 1e3;
     r.step_ms_max = times.back() * 1e3;
     r.tokens_per_s = static_cast<double>(N) / median;
     r.model_gflops = flops_per_token(opts.model, r.params, opts.seq) * r.tokens_per_s / 1e9;

@@ -35,6 +35,7 @@ struct BenchResult {
     int threads = 0;
     int64_t params = 0;  // without vocabulary padding
     double step_ms_median = 0, step_ms_min = 0, step_ms_max = 0;
+    double step_ms_mean = 0;  // what the profile's per-step means are shares of
     double tokens_per_s = 0;
     double model_gflops = 0;  // model FLOPs per second (see flops_per_token)
     double utilisation = 0;   // model_gflops / peak_gflops

@@ -199,11 +199,6 @@ TrainSummary train(const TrainOptions& opts) {
             log::info("weights from {}", cfg.model.init_from);
         }
     }
-    // The inputs have passed every check: the run directory may record them.
-    if (lead) {
-        write_text_atomic(run + "/config.toml", config_toml);
-        if (tokenizer) tokenizer->save(run + "/tokenizer");
-    }
     state.batch_tokens = total;
     // Every process must have read the same checkpoint (or none): a run directory that is not
     // on a file system they share would let them train from different steps.
@@ -217,6 +212,16 @@ TrainSummary train(const TrainOptions& opts) {
                              "put the run directory on a file system every process shares");
         }
     }
+    if (latest && cfg.train.max_steps < state.step) {
+        throw InputError(fmt::format("train.max_steps = {} is below the step the run has reached ({})",
+                                     cfg.train.max_steps, state.step),
+                         "raise train.max_steps, or train in another run directory");
+    }
+    // The inputs have passed every check: the run directory may record them.
+    if (lead) {
+        write_text_atomic(run + "/config.toml", config_toml);
+        if (tokenizer) tokenizer->save(run + "/tokenizer");
+    }
     // Every rank starts from rank 0's parameters exactly (seeded alike anyway).
     comm->broadcast(model.params().data(), model.params().size() * sizeof(float), 0);
     model.weights_changed();
@@ -224,11 +229,6 @@ TrainSummary train(const TrainOptions& opts) {
     model.plan(B, T);
     const LrSchedule schedule{LrSchedule::parse_kind(cfg.optim.schedule), cfg.optim.lr, cfg.optim.min_lr_ratio,
                               cfg.optim.warmup_steps, cfg.train.max_steps};
-    if (latest && cfg.train.max_steps < state.step) {
-        throw InputError(fmt::format("train.max_steps = {} is below the step the run has reached ({})",
-                                     cfg.train.max_steps, state.step),
-                         "raise train.max_steps, or train in another run directory");
-    }
     if (lead && latest && state.max_steps > 0 && state.max_steps != cfg.train.max_steps &&
         schedule.kind != LrSchedule::Kind::Constant && state.step < cfg.train.max_steps) {
         LrSchedule before = schedule;

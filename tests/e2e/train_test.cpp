@@ -390,6 +390,7 @@ TEST_F(TrainRun, ChangingMaxStepsOnResumeIsRefusedBelowTheStepAndSaidAbove) {
     EXPECT_EQ(shorter.status, 2) << shorter.err;
     EXPECT_NE(shorter.err.find("train.max_steps = 8 is below the step the run has reached (12)"), std::string::npos)
         << shorter.err;
+    EXPECT_NE(test::slurp(path("runs/longer/config.toml")).find("max_steps = 12"), std::string::npos);  // kept
     const auto longer = run_lmforge("train " + cfg + " --set train.max_steps=24");
     EXPECT_EQ(longer.status, 0) << longer.err;
     EXPECT_NE(longer.err.find("train.max_steps changes from 12 to 24: the cosine schedule is laid over the new length, "

@@ -140,14 +140,13 @@ double metric_of(const std::string& metric, const SplitEval& e) {
     if (metric == "loss") return e.loss;
     return r.macro.f1;
 }
-// Whether an epoch scoring `value` with validation loss `loss` beats the best so far; a tie on
-// accuracy or F1 (frequent on a small split) goes to the lower loss.
-bool better(const std::string& metric, double value, double loss, double best, double best_loss) {
+
+}  // namespace
+
+bool better_epoch(const std::string& metric, double value, double loss, double best, double best_loss) {
     if (metric == "loss") return value < best;
     return value > best || (value == best && loss < best_loss);
 }
-
-}  // namespace
 
 ClassifySummary train_classifier(const TrainOptions& opts) {
     const TrainConfig& cfg = opts.config;
@@ -242,7 +241,7 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
         const SplitEval val = runner.evaluate(data.val);
         const ClassificationReport vr = classification_report(val.matrix);
         const double value = metric_of(cfg.eval.metric, val);
-        const bool is_best = better(cfg.eval.metric, value, val.loss, best, best_loss);
+        const bool is_best = better_epoch(cfg.eval.metric, value, val.loss, best, best_loss);
         log::info("epoch {}/{} | train loss {:.4f} acc {:.4f} | val loss {:.4f} acc {:.4f} macro-F1 {:.4f}{} | {:.1f} s",
                   epoch, cfg.train.epochs, loss_sum / seen, correct / seen, val.loss, vr.accuracy, vr.macro.f1,
                   is_best ? " (best)" : "", epoch_timer.seconds());

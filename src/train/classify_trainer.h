@@ -30,4 +30,9 @@ struct ClassifySummary {
 
 ClassifySummary train_classifier(const TrainOptions& opts);
 
+// Whether an epoch scoring `value` on eval.metric `metric` (accuracy, macro_f1: higher is
+// better; loss: lower), with validation loss `loss`, beats the best so far; a tie on accuracy
+// or F1 (frequent on a small split) goes to the lower loss.
+bool better_epoch(const std::string& metric, double value, double loss, double best, double best_loss);
+
 }  // namespace lmforge

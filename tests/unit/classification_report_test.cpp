@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "train/baselines.h"
+#include "train/classify_trainer.h"
 
 namespace lmforge {
 namespace {
@@ -76,6 +77,17 @@ TEST(ClassificationReport, MacroAverageLeavesOutClassesThatNeverOccur) {
     const ClassificationReport w = classification_report(wrong);
     EXPECT_DOUBLE_EQ(w.macro.recall, 1.0 / 3.0);  // classes 0, 1 and the predicted 2
     EXPECT_DOUBLE_EQ(w.macro.f1, 1.0 / 3.0);
+}
+
+// The best epoch: higher accuracy or F1 wins, a tie goes to the lower validation loss (the
+// first epoch stayed best while F1 was stuck and the loss kept falling); loss: lower wins.
+TEST(BestEpoch, ATieOnTheMetricGoesToTheLowerLoss) {
+    EXPECT_TRUE(better_epoch("macro_f1", 0.8, 0.5, 0.7, 0.1));
+    EXPECT_TRUE(better_epoch("macro_f1", 0.8, 0.2, 0.8, 0.3));
+    EXPECT_FALSE(better_epoch("macro_f1", 0.8, 0.3, 0.8, 0.3));
+    EXPECT_FALSE(better_epoch("accuracy", 0.7, 0.1, 0.8, 0.9));
+    EXPECT_TRUE(better_epoch("loss", 0.2, 0.2, 0.3, 0.3));
+    EXPECT_FALSE(better_epoch("loss", 0.3, 0.3, 0.3, 0.3));
 }
 
 }  // namespace

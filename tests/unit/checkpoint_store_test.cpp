@@ -1,5 +1,6 @@
 // train/checkpoint_store: the last keep_last checkpoints kept by step number (past step 999999
-// the names grow a digit), and best/ written alone without touching them.
+// the names grow a digit), best/ written alone without touching them, and best/ published
+// before `latest` moves on.
 #include "train/checkpoint_store.h"
 
 #include <gtest/gtest.h>
@@ -55,6 +56,21 @@ TEST_F(Store, BestAloneLeavesLatestAndTheKeptCheckpoints) {
     EXPECT_NE(test::slurp(path("run/best/state.json")).find("\"step\": 15"), std::string::npos);
     EXPECT_EQ(*store.latest(), path("run") + "/checkpoints/step_000010");
     EXPECT_TRUE(kept(10));
+}
+
+// best/ is published before `latest` moves on: a save that fails (or is killed) between the
+// two leaves a best/ of the new step and `latest` at the previous one, so the resume replays
+// the step, its evaluation improves on the previous state's best and best/ is written again.
+// (The other order left `latest` at the new step, whose state holds the new best loss, and
+// best/ at the old one: no later evaluation of the same loss would renew it.) Here `latest`
+// cannot be written because a directory stands in its place.
+TEST_F(Store, BestIsPublishedBeforeLatestMovesOn) {
+    CheckpointStore store(path("run"), 2);
+    save(store, 10, true);
+    fs::remove(path("run/latest"));
+    fs::create_directories(path("run/latest/blocked"));
+    EXPECT_ANY_THROW(save(store, 20, true));
+    EXPECT_NE(test::slurp(path("run/best/state.json")).find("\"step\": 20"), std::string::npos);
 }
 
 }  // namespace

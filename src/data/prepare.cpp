@@ -47,6 +47,12 @@ void check_options(const PrepareOptions& o) {
             throw InputError(fmt::format("--output {} holds the input {}: it would be replaced", o.output, input),
                              "choose another --output");
         }
+        if (fs::is_directory(input) && path_within(o.output, input)) {
+            throw InputError(fmt::format("--output {} lies inside the input {}: its shards would be read as text the "
+                                         "next time",
+                                         o.output, input),
+                             "choose an --output outside the input directories");
+        }
     }
 }
 
@@ -185,6 +191,9 @@ PrepareReport prepare(const PrepareOptions& opts) {
     Timer total;
     PrepareReport r;
     const DocumentSet set = read_documents(opts.inputs, opts.jsonl_field);
+    if (set.empty > 0) log::warn("prepare: {} empty files or texts skipped", set.empty);
+    if (set.repeated > 0) log::warn("prepare: {} files the inputs name more than once, each read once", set.repeated);
+    if (set.docs.empty()) throw InputError("the inputs hold no text", "check the inputs");
     r.documents = set.docs.size();
     r.files = set.files;
     r.bytes = set.bytes;
@@ -207,12 +216,14 @@ PrepareReport prepare(const PrepareOptions& opts) {
     }
     r.encode_seconds = encode_timer.seconds();
 
-    // Validation documents: a seeded choice of round(n·f) of them; with too few documents for
-    // that, the last fraction of the tokens instead.
+    // Validation documents: a seeded choice of round(n·f) of them, at least one and at most
+    // n - 1, so that no document lies in both splits; a single document (a novel) gives the
+    // last fraction of its tokens instead.
     const size_t n = set.docs.size();
-    const size_t k = static_cast<size_t>(std::llround(static_cast<double>(n) * opts.val_fraction));
+    size_t k = static_cast<size_t>(std::llround(static_cast<double>(n) * opts.val_fraction));
+    if (opts.val_fraction > 0 && n >= 2) k = std::clamp<size_t>(k, 1, n - 1);
     std::vector<bool> is_val(n, false);
-    const bool by_documents = opts.val_fraction == 0 || (k >= 1 && k < n);
+    const bool by_documents = opts.val_fraction == 0 || n >= 2;
     r.split = by_documents ? "documents" : "tokens";
     if (by_documents && k > 0) {
         std::vector<size_t> order(n);

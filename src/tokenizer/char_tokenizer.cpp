@@ -23,9 +23,21 @@ void for_each_char(std::string_view text, Fn&& fn) {
         uint32_t cp;
         const int len = utf8_decode(p, end, cp);
         fn(std::string_view(reinterpret_cast<const char*>(p), len),
-           static_cast<size_t>(p - reinterpret_cast<const unsigned char*>(text.data())));
+           static_cast<size_t>(p - reinterpret_cast<const unsigned char*>(text.data())), cp);
         p += len;
     }
+}
+
+// Up to 20 bytes before `offset`, ASCII as it is and other bytes as \xNN: where in the text
+// a bad byte lies.
+std::string printable_context(std::string_view text, size_t offset) {
+    std::string out;
+    for (size_t i = offset > 20 ? offset - 20 : 0; i <= offset && i < text.size(); i++) {
+        const auto b = static_cast<unsigned char>(text[i]);
+        out += b >= 0x20 && b < 0x7f && b != '"' && b != '\\' ? std::string(1, static_cast<char>(b))
+                                                              : fmt::format("\\x{:02x}", b);
+    }
+    return out;
 }
 
 }  // namespace
@@ -38,7 +50,15 @@ CharTokenizer::CharTokenizer(std::vector<std::string> chars) : chars_(std::move(
 CharTokenizer CharTokenizer::from_texts(const std::vector<std::string_view>& texts) {
     std::set<std::string, std::less<>> seen;
     for (const std::string_view t : texts) {
-        for_each_char(t, [&](std::string_view c, size_t) {
+        for_each_char(t, [&](std::string_view c, size_t offset, uint32_t cp) {
+            // The alphabet is saved as JSON text, which must be UTF-8: a Latin-1 é is refused
+            // here, by its place, not later as an internal error.
+            if (cp == kInvalidCodePoint) {
+                throw InputError(fmt::format("the text is not UTF-8: byte \\x{:02x} at byte {} of a text (\"{}\")",
+                                             static_cast<unsigned char>(c[0]), offset,
+                                             printable_context(t, offset)),
+                                 "the character tokenizer reads UTF-8; convert the text (iconv -f latin1 -t utf-8)");
+            }
             if (seen.find(c) == seen.end()) seen.emplace(c);
         });
     }
@@ -48,7 +68,7 @@ CharTokenizer CharTokenizer::from_texts(const std::vector<std::string_view>& tex
 std::vector<TokenId> CharTokenizer::encode_ordinary(std::string_view text) const {
     std::vector<TokenId> out;
     out.reserve(text.size());
-    for_each_char(text, [&](std::string_view c, size_t offset) {
+    for_each_char(text, [&](std::string_view c, size_t offset, uint32_t) {
         const auto it = ids_.find(c);
         if (it == ids_.end()) {
             std::string shown;

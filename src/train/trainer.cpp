@@ -120,12 +120,19 @@ TrainSummary train(const TrainOptions& opts) {
                                                : default_threads(*comm));
     DataLoader train_loader({cfg.data.dir, "train", B, T, rank, world, cfg.data.shuffle,
                              static_cast<uint64_t>(cfg.train.seed), mcfg.vocab_size});
+    // No validation shards: no evaluation, said once. Shards that are there but damaged, or
+    // too short for one window, are an error like the training split's.
     std::unique_ptr<DataLoader> val_loader;
+    bool has_val = true;
     try {
+        find_shards(cfg.data.dir, "val");
+    } catch (const InputError& e) {
+        has_val = false;
+        log::warn("no validation data ({}): evaluation is skipped", e.what());
+    }
+    if (has_val) {
         val_loader = std::make_unique<DataLoader>(DataLoaderOptions{cfg.data.dir, "val", B, T, rank, world, false,
                                                                     static_cast<uint64_t>(cfg.train.seed), mcfg.vocab_size});
-    } catch (const InputError& e) {
-        log::warn("no validation data ({}): evaluation is skipped", e.what());
     }
     std::unique_ptr<Tokenizer> tokenizer;
     try {

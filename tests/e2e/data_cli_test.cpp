@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cli_util.h"
 #include "data/shard.h"
@@ -61,6 +62,23 @@ TEST_F(DataCli, PreparedShardsDecodeBackToTheDocuments) {
     EXPECT_EQ(run_lmforge("data check " + path("out")).status, 0);
 }
 
+// A few documents (round(n·f) = 0) still split by documents, one of them in val, so none lies
+// in both splits; an empty file among them and a file named twice are skipped, and said so.
+TEST_F(DataCli, FewDocumentsSplitByDocumentsAndEmptyOrRepeatedFilesAreSkipped) {
+    for (int i = 0; i < 4; i++) write("few/doc" + std::to_string(i) + ".txt", "document " + std::to_string(i) + " text");
+    write("few/empty.txt", "");
+    const Outcome o = run_lmforge("prepare --tokenizer char --input " + path("few") + " " + path("few/doc0.txt") +
+                                  " --output " + path("out"));
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_NE(o.out.find("4 documents from 4 files"), std::string::npos) << o.out;
+    EXPECT_NE(o.err.find("1 empty files or texts skipped"), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("1 files the inputs name more than once"), std::string::npos) << o.err;
+    const auto record = nlohmann::json::parse(test::slurp(path("out/prepare.json")));
+    EXPECT_EQ(record["split"], "documents");
+    EXPECT_EQ(record["documents"]["val"], 1);
+    EXPECT_EQ(record["documents"]["train"], 3);
+}
+
 TEST_F(DataCli, BadInputFilesAreNamed) {
     const std::string good = write("good.txt", "hello");
     expect_refused("prepare --tokenizer char --input " + path("missing.txt") + " --output " + path("out"),
@@ -82,6 +100,18 @@ TEST_F(DataCli, BadInputFilesAreNamed) {
     expect_refused("prepare --tokenizer char --overwrite --input " + path("corpus") + " --output " + path("corpus") + "/",
                    "holds the input " + path("corpus"));
     EXPECT_TRUE(fs::exists(path("corpus/a.txt")));
+    // An output inside an input directory would be read back as text by the next prepare.
+    const Outcome inside = run_lmforge("prepare --tokenizer char --input " + path("corpus") + " --output " +
+                                       path("corpus/tok"));
+    EXPECT_EQ(inside.status, 2) << inside.err;
+    EXPECT_NE(inside.err.find("lies inside the input " + path("corpus")), std::string::npos) << inside.err;
+    // The character tokenizer's alphabet is UTF-8: Latin-1 text is refused by its byte.
+    const Outcome latin1 = run_lmforge("prepare --tokenizer char --input " + write("latin1.txt", "caf\xe9 au lait") +
+                                       " --output " + path("out"));
+    EXPECT_EQ(latin1.status, 2) << latin1.err;
+    EXPECT_NE(latin1.err.find("the text is not UTF-8: byte \\xe9 at byte 3 of a text (\"caf\\xe9\")"),
+              std::string::npos)
+        << latin1.err;
     fs::create_directories(path("exists"));
     const Outcome o = run_lmforge("prepare --tokenizer char --input " + good + " --output " + path("exists"));
     EXPECT_EQ(o.status, 2);

@@ -56,16 +56,15 @@ std::vector<std::string> names_for(std::vector<std::string> names, int64_t num_l
 void add_export_command(CLI::App& app) {
     struct Flags {
         std::string checkpoint, hf;
+        bool overwrite = false;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("export", "Export a checkpoint as a Hugging Face GPT-2 or BERT directory");
     cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint directory (model.safetensors)")->required();
     cmd->add_option("--hf", f->hf, "Directory to write (config.json, model.safetensors)")->required();
+    cmd->add_flag("--overwrite", f->overwrite, "Replace the --hf directory if it exists");
     cmd->callback([f] {
-        if (path_within(f->checkpoint, f->hf)) {
-            throw InputError(fmt::format("--hf {} holds the checkpoint {}: it would be replaced", f->hf, f->checkpoint),
-                             "choose another --hf directory");
-        }
+        check_output_directory("--hf", f->hf, {f->checkpoint}, f->overwrite);
         const std::string weights = f->checkpoint + "/model.safetensors";
         if (read_model_arch(weights) == "bert") {
             auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only

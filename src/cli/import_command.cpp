@@ -35,17 +35,16 @@ std::unique_ptr<Tokenizer> hf_tokenizer(const std::string& dir) {
 void add_import_command(CLI::App& app) {
     struct Flags {
         std::string hf, output;
+        bool overwrite = false;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("import", "Import Hugging Face GPT-2 or BERT weights as an lmforge checkpoint");
     cmd->add_option("--hf", f->hf, "Hugging Face model directory (save_pretrained: config.json, model.safetensors)")
         ->required();
     cmd->add_option("--output", f->output, "Checkpoint directory to write")->required();
+    cmd->add_flag("--overwrite", f->overwrite, "Replace the output directory if it exists");
     cmd->callback([f] {
-        if (path_within(f->hf, f->output)) {
-            throw InputError(fmt::format("--output {} holds the input {}: it would be replaced", f->output, f->hf),
-                             "choose another --output");
-        }
+        check_output_directory("--output", f->output, {f->hf}, f->overwrite);
         if (is_hf_bert_dir(f->hf)) {
             const BertConfig cfg = read_hf_bert_config(f->hf);
             auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only

@@ -124,6 +124,25 @@ bool path_within(const std::string& path, const std::string& dir) {
     return true;
 }
 
+void check_output_directory(const std::string& flag, const std::string& output,
+                            const std::vector<std::string>& inputs, bool overwrite) {
+    namespace fs = std::filesystem;
+    for (const std::string& input : inputs) {
+        if (path_within(input, output)) {
+            throw InputError(fmt::format("{} {} holds the input {}: it would be replaced", flag, output, input),
+                             fmt::format("choose another {}", flag));
+        }
+    }
+    if (path_within(fs::current_path().string(), output)) {
+        throw InputError(fmt::format("{} {} holds the working directory: it would be replaced", flag, output),
+                         fmt::format("choose another {}", flag));
+    }
+    if (fs::exists(output) && !overwrite) {
+        throw InputError(fmt::format("{} {}: already exists", flag, output),
+                         fmt::format("choose another {} or pass --overwrite to replace it", flag));
+    }
+}
+
 void publish_directory(const std::string& dir, const std::function<void(const std::string& tmp)>& write) {
     namespace fs = std::filesystem;
     const fs::path out = directory_named(dir);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace lmforge {
@@ -46,6 +47,12 @@ std::filesystem::path directory_named(const std::string& dir);
 // Whether `path` is `dir` or lies inside it, after resolving both (symbolic links, "..", a
 // trailing "/"): a directory about to be replaced must not hold what is being read.
 bool path_within(const std::string& path, const std::string& dir);
+
+// Refuses (InputError) an output directory that publish_directory must not replace: one that
+// holds any of `inputs` or the working directory, always; one that exists, unless overwrite.
+// `flag` names the option in the messages ("--output").
+void check_output_directory(const std::string& flag, const std::string& output,
+                            const std::vector<std::string>& inputs, bool overwrite);
 
 // Writes a whole directory atomically: write(tmp) fills a fresh sibling of `dir`, which then
 // replaces `dir` (an existing one is swapped with it in one rename and then removed, so `dir`

@@ -39,14 +39,8 @@ void check_options(const PrepareOptions& o) {
     if (o.shard_tokens <= 0 || o.shard_tokens > INT32_MAX) {
         throw InputError(fmt::format("--shard-tokens {} must lie in 1..{}", o.shard_tokens, INT32_MAX));
     }
-    if (fs::exists(o.output) && !o.overwrite) {
-        throw InputError(fmt::format("{}: already exists", o.output), "choose another --output or pass --overwrite");
-    }
+    check_output_directory("--output", o.output, o.inputs, o.overwrite);
     for (const std::string& input : o.inputs) {
-        if (path_within(input, o.output)) {
-            throw InputError(fmt::format("--output {} holds the input {}: it would be replaced", o.output, input),
-                             "choose another --output");
-        }
         if (fs::is_directory(input) && path_within(o.output, input)) {
             throw InputError(fmt::format("--output {} lies inside the input {}: its shards would be read as text the "
                                          "next time",

@@ -116,8 +116,21 @@ TEST_F(HfInterop, ImportReadsTheEmbeddingUnderTheHeadsNameAndSkipsTensorsOfOther
     // Exporting over the directory that holds the checkpoint would remove it: refused.
     const Outcome over = run_lmforge("export --checkpoint " + path("ckpt") + " --hf " + path("ckpt") + "/..");
     EXPECT_EQ(over.status, 2) << over.err;
-    EXPECT_NE(over.err.find("holds the checkpoint"), std::string::npos) << over.err;
+    EXPECT_NE(over.err.find("holds the input " + path("ckpt")), std::string::npos) << over.err;
     EXPECT_TRUE(std::filesystem::exists(path("ckpt/model.safetensors")));
+    // A directory that exists is replaced only with --overwrite (it held a user's files and
+    // was swapped away); the working directory never.
+    write("mine/notes.txt", "precious");
+    const Outcome existing = run_lmforge("export --checkpoint " + path("ckpt") + " --hf " + path("mine"));
+    EXPECT_EQ(existing.status, 2) << existing.err;
+    EXPECT_NE(existing.err.find("--hf " + path("mine") + ": already exists"), std::string::npos) << existing.err;
+    EXPECT_TRUE(std::filesystem::exists(path("mine/notes.txt")));
+    const Outcome here = run_lmforge("import --overwrite --hf " + path("head-only") + " --output .",
+                                     "cd " + path("mine") + " && ");
+    EXPECT_EQ(here.status, 2) << here.err;
+    EXPECT_NE(here.err.find("--output . holds the working directory"), std::string::npos) << here.err;
+    EXPECT_TRUE(std::filesystem::exists(path("mine/notes.txt")));
+    EXPECT_EQ(run_lmforge("export --overwrite --checkpoint " + path("ckpt") + " --hf " + path("mine")).status, 0);
 }
 
 TEST_F(HfInterop, ExportTakesTheEndOfTextIdFromTheRunsTokenizer) {

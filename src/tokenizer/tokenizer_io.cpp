@@ -45,21 +45,40 @@ bool looks_special(const std::string& token) {
     return token.size() > 4 && token.rfind("<|", 0) == 0 && token.compare(token.size() - 2, 2, "|>") == 0;
 }
 
-// encoder.json-style {token: id}: ordinary tokens (byte-level) and special ones (<|...|>, or any
-// token KNOWN_SPECIALS names).
+// encoder.json-style {token: id}: ordinary tokens (byte-level) and special ones: those
+// KNOWN_SPECIALS names where a file lists them (added_tokens.json, tokenizer.json's
+// added_tokens), else any token written <|...|> (GPT-2's encoder.json alone). A trained
+// vocabulary may hold ordinary tokens of that shape ("<|-|>" in its text) once a list exists.
 void read_vocab(const json& j, const std::string& where, std::vector<std::pair<std::string, TokenId>>& vocab,
-                std::map<std::string, TokenId>& specials, const std::map<std::string, TokenId>& known_specials = {}) {
+                std::map<std::string, TokenId>& specials, const std::map<std::string, TokenId>* known_specials) {
     if (!j.is_object()) throw InputError(fmt::format("{}: the vocabulary is not a JSON object", where));
     for (const auto& [token, id] : j.items()) {
         if (!id.is_number_integer()) {
             throw InputError(fmt::format("{}: token '{}' has a non-integer id", where, token),
                              "the vocabulary file is damaged");
         }
-        if (looks_special(token) || known_specials.contains(token)) {
+        if (known_specials != nullptr ? known_specials->contains(token) : looks_special(token)) {
             specials[token] = id.get<TokenId>();
         } else {
             vocab.emplace_back(token_bytes(token, where), id.get<TokenId>());
         }
+    }
+}
+
+// lmforge encodes as GPT-2 does: no normalizer, and the byte-level pre-tokenizer with GPT-2's
+// split and no prefix space. A tokenizer.json that asks for more (lowercasing, digits split
+// apart, a space before the text) would give other ids than transformers: refused by field.
+void check_gpt2_pre_tokenization(const json& j, const std::string& path) {
+    const auto refuse = [&](const std::string& field, const json& value) {
+        throw InputError(fmt::format("{}: {} = {} is not supported", path, field, value.dump()),
+                         "lmforge reads byte-level BPE tokenizers as GPT-2's: no normalizer, a ByteLevel "
+                         "pre-tokenizer without a prefix space");
+    };
+    if (j.contains("normalizer") && !j["normalizer"].is_null()) refuse("normalizer", j["normalizer"]);
+    const json pre = j.value("pre_tokenizer", json());
+    if (!pre.is_object() || pre.value("type", "") != "ByteLevel" || pre.value("add_prefix_space", false) ||
+        !pre.value("use_regex", true)) {
+        refuse("pre_tokenizer", pre);
     }
 }
 
@@ -91,7 +110,7 @@ std::unique_ptr<Tokenizer> load_gpt2_files(const std::string& encoder_json, cons
     std::map<std::string, TokenId> specials;
     const std::map<std::string, TokenId> added = added_tokens.empty() ? std::map<std::string, TokenId>{}
                                                                       : read_added_tokens(added_tokens);
-    read_vocab(parse_json_file(encoder_json), encoder_json, vocab, specials, added);
+    read_vocab(parse_json_file(encoder_json), encoder_json, vocab, specials, added_tokens.empty() ? nullptr : &added);
     // An added token may be absent from the vocabulary (Hugging Face lists it only there), but
     // neither file may give its id to another token, nor it another id.
     std::map<TokenId, const std::string*> ordinary;
@@ -135,6 +154,9 @@ std::unique_ptr<Tokenizer> load_gpt2_files(const std::string& encoder_json, cons
     return std::make_unique<BpeTokenizer>(std::move(vocab), merges, std::move(specials), encoder_json);
 }
 
+// A Hugging Face tokenizer.json's BPE model; json::exception for a field missing or mistyped.
+static std::unique_ptr<Tokenizer> load_hf_bpe_json(const json& j, const std::string& path);
+
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
     const json j = parse_json_file(path);
     if (j.value("lmforge_tokenizer", "") == "char") {
@@ -145,14 +167,29 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
         }
     }
     // Hugging Face: {"model": {"type": "BPE", "vocab": {...}, "merges": [...]}, "added_tokens": [...]}
-    if (!j.contains("model") || j["model"].value("type", "") != "BPE") {
+    try {
+        return load_hf_bpe_json(j, path);
+    } catch (const json::exception& e) {  // a field missing or of another type
+        throw InputError(fmt::format("{}: not a tokenizer.json lmforge can read: {}", path, e.what()),
+                         "lmforge reads byte-level BPE (GPT-2 style) and its own character tokenizers");
+    }
+}
+
+static std::unique_ptr<Tokenizer> load_hf_bpe_json(const json& j, const std::string& path) {
+    if (!j.contains("model") || !j["model"].is_object() || j["model"].value("type", "") != "BPE") {
         throw InputError(fmt::format("{}: not a BPE tokenizer.json (model.type is not \"BPE\")", path),
                          "lmforge reads byte-level BPE (GPT-2 style) and its own character tokenizers");
     }
+    check_gpt2_pre_tokenization(j, path);
     const json& model = j["model"];
     std::vector<std::pair<std::string, TokenId>> vocab;
     std::map<std::string, TokenId> specials;
-    read_vocab(model.at("vocab"), path + ": model.vocab", vocab, specials);
+    std::map<std::string, TokenId> added;
+    for (const json& t : j.value("added_tokens", json::array())) {
+        check_added_token(t.at("content"), t.at("id"), path + ": added_tokens");
+        added[t.at("content")] = t.at("id");
+    }
+    read_vocab(model.at("vocab"), path + ": model.vocab", vocab, specials, j.contains("added_tokens") ? &added : nullptr);
     std::vector<std::pair<std::string, std::string>> merges;
     for (const json& m : model.at("merges")) {
         std::string a, b;
@@ -170,10 +207,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
         }
         merges.emplace_back(token_bytes(a, path), token_bytes(b, path));
     }
-    for (const json& t : j.value("added_tokens", json::array())) {
-        const std::string content = t.at("content");
-        check_added_token(content, t.at("id"), path + ": added_tokens");
-        const TokenId id = t.at("id");
+    for (const auto& [content, id] : added) {
         std::erase_if(vocab, [&](const auto& v) { return v.second == id; });
         specials[content] = id;
     }

@@ -64,6 +64,21 @@ TEST(BpeTrainer, DeterministicConsistentAndRoundTrips) {
     std::filesystem::remove_all(dir);
 }
 
+// Text full of "<|-|>" teaches a token of that shape; it is ordinary (the saved
+// added_tokens.json lists the specials), so the saved tokenizer loads and gives the same ids
+// (it took the token for a special, and then a merge that makes it for a broken one).
+TEST(BpeTrainer, ATrainedTokenShapedLikeASpecialOneStaysOrdinary) {
+    std::string text;
+    for (int i = 0; i < 50; i++) text += "<|-|> hello <|=|>\n";
+    const auto bpe = train_bpe({text}, 400);
+    const auto dir = std::filesystem::temp_directory_path() / ("lmforge_bpe_special_" + std::to_string(::getpid()));
+    bpe->save(dir.string());
+    const auto loaded = load_tokenizer(dir.string(), "");
+    EXPECT_EQ(loaded->encode_ordinary(text), bpe->encode_ordinary(text));
+    EXPECT_EQ(loaded->decode(loaded->encode_ordinary(text)), text);
+    std::filesystem::remove_all(dir);
+}
+
 TEST(BpeTrainer, RefusesVocabularySizesOutOfRange) {
     EXPECT_THROW(train_bpe({"abc"}, 257), InputError);
     EXPECT_THROW(train_bpe({"abc"}, 70000), InputError);

@@ -3,6 +3,8 @@
 // sample, eval, logits, export and model.init_from read.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <memory>
 
@@ -11,6 +13,7 @@
 #include "core/file_io.h"
 #include "io/checkpoint.h"
 #include "io/hf_bert.h"
+#include "io/hf_common.h"
 #include "io/hf_gpt2.h"
 #include "tokenizer/tokenizer_io.h"
 
@@ -28,6 +31,15 @@ std::unique_ptr<Tokenizer> hf_tokenizer(const std::string& dir) {
         return load_gpt2_files(dir + "/vocab.json", dir + "/merges.txt", fs::exists(added) ? added : "");
     }
     return nullptr;
+}
+
+// A classifier's class names (config.json's id2label) as a classify run keeps them
+// (labels.json), so that export names them again.
+void save_label_names(const std::string& hf, int64_t num_labels, const std::string& dir) {
+    const std::vector<std::string> names = hf_label_names(hf);
+    if (num_labels > 0 && static_cast<int64_t>(names.size()) == num_labels) {
+        write_text_atomic(dir + "/labels.json", nlohmann::json{{"labels", names}}.dump(2) + "\n");
+    }
 }
 
 }  // namespace
@@ -50,7 +62,10 @@ void add_import_command(CLI::App& app) {
             auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
             Bert model(cfg, *gemm);
             load_hf_bert_weights(model, f->hf);
-            publish_directory(f->output, [&](const std::string& tmp) { save_model_weights(model, tmp + "/model.safetensors"); });
+            publish_directory(f->output, [&](const std::string& tmp) {
+                save_model_weights(model, tmp + "/model.safetensors");
+                save_label_names(f->hf, cfg.num_labels, tmp);
+            });
             fmt::print("imported {} (BERT, {} layers, {} heads, width {}, vocabulary {}, {} positions: {} parameters) into "
                        "{}\n",
                        f->hf, cfg.n_layer, cfg.n_head, cfg.hidden, cfg.vocab_size, cfg.max_position,
@@ -65,6 +80,7 @@ void add_import_command(CLI::App& app) {
         publish_directory(f->output, [&](const std::string& tmp) {
             save_model_weights(model, tmp + "/model.safetensors");
             if (tokenizer) tokenizer->save(tmp + "/tokenizer");
+            save_label_names(f->hf, cfg.num_labels, tmp);
         });
         fmt::print("imported {} ({} layers, {} heads, width {}, vocabulary {}, context {}: {} parameters){} into {}\n",
                    f->hf, cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.vocab_size, cfg.block_size,

@@ -57,11 +57,6 @@ BertConfig parse_bert_config(const json& j, const std::string& path) {
     if (hf_config_field(j, "add_cross_attention", false, path)) fail("add_cross_attention", "= true is not supported");
     if (!hf_config_field(j, "tie_word_embeddings", true, path)) fail("tie_word_embeddings", "= false is not supported");
     if (arch == "BertForSequenceClassification") {
-        const auto problem = hf_config_field(j, "problem_type", std::string("single_label_classification"), path);
-        if (problem != "single_label_classification") {
-            fail("problem_type", fmt::format("= \"{}\" is not supported", problem),
-                 "lmforge trains single-label classifiers (softmax cross-entropy)");
-        }
         cfg.num_labels = hf_num_labels(j, path);
     }
     try {

@@ -110,8 +110,26 @@ void check_tied_copy(const SafetensorsReader& file, const std::string& name, con
 }
 
 int64_t hf_num_labels(const json& config, const std::string& path) {
+    const auto problem = hf_config_field(config, "problem_type", std::string("single_label_classification"), path);
+    if (problem != "single_label_classification") {
+        throw InputError(fmt::format("{}: problem_type = \"{}\" is not supported", path, problem),
+                         "lmforge trains single-label classifiers (softmax cross-entropy)");
+    }
     if (config.contains("id2label") && config["id2label"].is_object()) return static_cast<int64_t>(config["id2label"].size());
     return hf_config_field(config, "num_labels", int64_t{2}, path);
+}
+
+std::vector<std::string> hf_label_names(const std::string& dir) {
+    const json config = read_hf_config_json(dir + "/config.json");
+    if (!config.contains("id2label") || !config["id2label"].is_object()) return {};
+    const json& id2label = config["id2label"];
+    std::vector<std::string> names(id2label.size());
+    for (size_t i = 0; i < names.size(); i++) {
+        const auto it = id2label.find(std::to_string(i));
+        if (it == id2label.end() || !it->is_string()) return {};
+        names[i] = it->get<std::string>();
+    }
+    return names;
 }
 
 void add_hf_label_maps(json& config, int64_t num_labels, const std::vector<std::string>& names) {

@@ -63,8 +63,12 @@ void read_hf_tensor(const SafetensorsReader& file, const std::string& name, cons
 void check_tied_copy(const SafetensorsReader& file, const std::string& name, const ParamSpec& spec,
                      const float* params);
 
-// num_labels as transformers writes it: the size of id2label, else num_labels, else 2.
+// num_labels as transformers writes it: the size of id2label, else num_labels, else 2; an
+// InputError for a problem_type other than single-label classification.
 int64_t hf_num_labels(const nlohmann::json& config, const std::string& path);
+// A classifier's class names from DIR/config.json's id2label, by index ({"0": "ham", ...});
+// none where it has no id2label or its keys are not 0..n-1.
+std::vector<std::string> hf_label_names(const std::string& dir);
 // id2label / label2id added to config: the class names (a classify run's labels.json) where
 // there is one per label, else LABEL_0 .. LABEL_{n-1}.
 void add_hf_label_maps(nlohmann::json& config, int64_t num_labels, const std::vector<std::string>& names = {});

@@ -100,8 +100,16 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : file_(path) {
                                          [&](const DtypeName& e) { return dt == e.name; });
             if (d == std::end(kDtypes)) throw bad(fmt::format("tensor '{}': unsupported dtype {}", name, dt));
             t.dtype = d->dtype;
-            t.shape = entry.at("shape").get<std::vector<int64_t>>();
-            const auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
+            // Whole numbers only: nlohmann would cut 32.5 to 32 (the format's own reader refuses it).
+            const auto integers = [&](const char* key) {
+                const json& list = entry.at(key);
+                if (!list.is_array() || !std::all_of(list.begin(), list.end(), [](const json& v) { return v.is_number_integer(); })) {
+                    throw bad(fmt::format("tensor '{}': {} is not a list of integers", name, key));
+                }
+                return list;
+            };
+            t.shape = integers("shape").get<std::vector<int64_t>>();
+            const auto offsets = integers("data_offsets").get<std::vector<uint64_t>>();
             if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data_size) {
                 throw bad(fmt::format("tensor '{}': data_offsets outside the data section", name));
             }

@@ -191,6 +191,30 @@ TEST_F(HfInterop, SequenceClassificationMatchesTransformers) {
     for (const std::string& name : original.names()) EXPECT_EQ(exported.read_f32(name), original.read_f32(name)) << name;
 }
 
+// A classifier's class names survive import and export (id2label came back as LABEL_i), and
+// a multi-label one is refused as BERT's is (it would train with softmax cross-entropy).
+TEST_F(HfInterop, ClassNamesSurviveImportAndExport) {
+    const std::string src = kFixtures + "/gpt2-cls";
+    auto config = nlohmann::json::parse(test::slurp(src + "/config.json"));
+    config["id2label"] = {{"0", "ham"}, {"1", "spam"}, {"2", "eggs"}};
+    config["label2id"] = {{"ham", 0}, {"spam", 1}, {"eggs", 2}};
+    write("named/config.json", config.dump());
+    std::filesystem::copy_file(src + "/model.safetensors", path("named/model.safetensors"));
+    ASSERT_EQ(run_lmforge("import --hf " + path("named") + " --output " + path("ckpt")).status, 0);
+    const Outcome e = run_lmforge("export --checkpoint " + path("ckpt") + " --hf " + path("back"));
+    ASSERT_EQ(e.status, 0) << e.err;
+    const auto back = nlohmann::json::parse(test::slurp(path("back/config.json")));
+    EXPECT_EQ(back["id2label"], config["id2label"]);
+    EXPECT_EQ(back["label2id"], config["label2id"]);
+    config["problem_type"] = "multi_label_classification";
+    write("multi/config.json", config.dump());
+    std::filesystem::copy_file(src + "/model.safetensors", path("multi/model.safetensors"));
+    const Outcome multi = run_lmforge("import --hf " + path("multi") + " --output " + path("multi-ckpt"));
+    EXPECT_EQ(multi.status, 2) << multi.err;
+    EXPECT_NE(multi.err.find("problem_type = \"multi_label_classification\" is not supported"), std::string::npos)
+        << multi.err;
+}
+
 // One line, exit 2, naming the file and the field or tensor at fault.
 TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     const auto expect_error = [&](const std::string& dir, const std::string& needle) {

@@ -97,6 +97,11 @@ TEST_F(Safetensors, RefusesDamagedFilesNamingThem) {
     EXPECT_NE(error_of(p).find("bytes for shape [4611686018427387904] of F32"), std::string::npos);
     write_raw(p, R"({"a":{"dtype":"U8","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", 0);
     EXPECT_NE(error_of(p).find("bytes for shape"), std::string::npos);
+    // Whole numbers only, as the format's own reader wants: 2.5 was cut to 2 and accepted.
+    write_raw(p, R"({"a":{"dtype":"F32","shape":[2.5],"data_offsets":[0,8]}})", 8);
+    EXPECT_NE(error_of(p).find("tensor 'a': shape is not a list of integers"), std::string::npos);
+    write_raw(p, R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0.9,8.9]}})", 8);
+    EXPECT_NE(error_of(p).find("tensor 'a': data_offsets is not a list of integers"), std::string::npos);
     EXPECT_NE(error_of(path("missing")).find("cannot open"), std::string::npos);
 }
 

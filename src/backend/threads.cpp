@@ -12,9 +12,13 @@ int hardware_threads() {
     return omp_get_num_procs();
 }
 
-int online_cores() {
-    const long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? static_cast<int>(n) : hardware_threads();
+// The launcher is not bound the way it binds its children, and it lives in the same container
+// or job allocation: its set is what the run's processes could share (the host's online count
+// would also count cores a cpuset keeps from them).
+int launcher_cores() {
+    cpu_set_t set;
+    if (sched_getaffinity(getppid(), sizeof(set), &set) == 0) return CPU_COUNT(&set);
+    return hardware_threads();
 }
 
 void set_threads(int threads) {

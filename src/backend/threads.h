@@ -5,7 +5,7 @@
 namespace lmforge::backend {
 
 int hardware_threads();        // cores this process may run on
-int online_cores();            // cores the host has online
+int launcher_cores();          // cores the parent process (mpirun, orted, slurmstepd) may run on
 void set_threads(int threads);  // 0 keeps the default (OMP_NUM_THREADS, else every core)
 int max_threads();
 

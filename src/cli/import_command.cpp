@@ -36,8 +36,9 @@ std::unique_ptr<Tokenizer> hf_tokenizer(const std::string& dir) {
 // A classifier's class names (config.json's id2label) as a classify run keeps them
 // (labels.json), so that export names them again.
 void save_label_names(const std::string& hf, int64_t num_labels, const std::string& dir) {
+    if (num_labels == 0) return;
     const std::vector<std::string> names = hf_label_names(hf);
-    if (num_labels > 0 && static_cast<int64_t>(names.size()) == num_labels) {
+    if (static_cast<int64_t>(names.size()) == num_labels) {
         write_text_atomic(dir + "/labels.json", nlohmann::json{{"labels", names}}.dump(2) + "\n");
     }
 }

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -143,11 +145,42 @@ void check_output_directory(const std::string& flag, const std::string& output,
     }
 }
 
+namespace {
+
+std::string host_name() {
+    char host[256] = {};
+    return ::gethostname(host, sizeof(host) - 1) == 0 ? std::string(host) : std::string("host");
+}
+
+// The siblings of `out` that publish_directory names for a process of this host: ".NAME.tmp-
+// HOST-PID" while it writes, ".NAME.old-HOST-PID" while it swaps. Those of processes that are
+// gone (killed during a prepare or a data get) are removed; another host's, or a running
+// process's, are left alone.
+void remove_dead_siblings(const std::filesystem::path& out, const std::string& name, const std::string& host) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+    for (const auto& e : fs::directory_iterator(parent, ec)) {
+        const std::string n = e.path().filename().string();
+        for (const char* kind : {".tmp-", ".old-"}) {
+            const std::string prefix = "." + name + kind + host + "-";
+            if (n.rfind(prefix, 0) != 0) continue;
+            const long pid = std::strtol(n.c_str() + prefix.size(), nullptr, 10);
+            if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+                fs::remove_all(e.path(), ec);
+            }
+        }
+    }
+}
+
+}  // namespace
+
 void publish_directory(const std::string& dir, const std::function<void(const std::string& tmp)>& write) {
     namespace fs = std::filesystem;
     const fs::path out = directory_named(dir);
-    const std::string name = out.filename().string();
-    const fs::path tmp = out.parent_path() / fmt::format(".{}.tmp-{}", name, ::getpid());
+    const std::string name = out.filename().string(), host = host_name();
+    remove_dead_siblings(out, name, host);
+    const fs::path tmp = out.parent_path() / fmt::format(".{}.tmp-{}-{}", name, host, ::getpid());
     try {
         fs::remove_all(tmp);
         fs::create_directories(tmp);
@@ -159,7 +192,7 @@ void publish_directory(const std::string& dir, const std::function<void(const st
             fs::remove_all(tmp, ignored);  // the old directory, swapped out in one step
         } else if (errno == EINVAL || errno == ENOSYS) {
             // A file system that cannot swap: move the old one aside, then the new one in.
-            const fs::path old = out.parent_path() / fmt::format(".{}.old-{}", name, ::getpid());
+            const fs::path old = out.parent_path() / fmt::format(".{}.old-{}-{}", name, host, ::getpid());
             fs::rename(out, old);
             fs::rename(tmp, out);
             fs::remove_all(old);

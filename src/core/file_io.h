@@ -58,7 +58,7 @@ void check_output_directory(const std::string& flag, const std::string& output,
 // replaces `dir` (an existing one is swapped with it in one rename and then removed, so `dir`
 // never goes missing). Readers see the old directory or the new one, never a part. On failure
 // the sibling is removed and the exception goes on (filesystem errors become Error naming
-// `dir`).
+// `dir`). Siblings that processes of this host left when they were killed are removed first.
 void publish_directory(const std::string& dir, const std::function<void(const std::string& tmp)>& write);
 
 }  // namespace lmforge

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "data/jsonl.h"
 
 namespace lmforge {
@@ -101,6 +102,9 @@ DocumentSet read_documents(const std::vector<std::string>& inputs, const std::st
             throw InputError(fmt::format("{}: no such file or directory", input), "check the path");
         }
     }
+    if (set.empty > 0) log::warn("{} empty files or texts skipped", set.empty);
+    if (set.repeated > 0) log::warn("{} files the inputs name more than once, each read once", set.repeated);
+    if (set.docs.empty()) throw InputError("the inputs hold no text", "check the inputs");
     return set;
 }
 

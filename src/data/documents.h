@@ -24,7 +24,8 @@ struct DocumentSet {
 };
 
 // InputError naming the file (and line) for a missing file, an empty file given by name, an
-// empty directory, a JSON line that does not parse or lacks the field.
+// empty directory, a JSON line that does not parse or lacks the field; InputError if no text
+// is left at all. Skipped and repeated files are counted in a warning.
 DocumentSet read_documents(const std::vector<std::string>& inputs, const std::string& jsonl_field);
 
 }  // namespace lmforge

@@ -1,7 +1,8 @@
 // Labelled text for classification: JSONL ({"text": ..., "label": ...}) or CSV with a header
 // row, tokenized, cut to the first max_len tokens or padded after the text (with
 // <|endoftext|>, GPT-2's convention), and split into train, validation and test by seed.
-// Labels are strings or integers; the label map (name -> class index, names sorted) is kept.
+// Labels are strings, integers or booleans, trimmed; the label map (name -> class index:
+// integer labels by value first, then the others by text) is kept.
 #pragma once
 
 #include <cstdint>

@@ -185,9 +185,6 @@ PrepareReport prepare(const PrepareOptions& opts) {
     Timer total;
     PrepareReport r;
     const DocumentSet set = read_documents(opts.inputs, opts.jsonl_field);
-    if (set.empty > 0) log::warn("prepare: {} empty files or texts skipped", set.empty);
-    if (set.repeated > 0) log::warn("prepare: {} files the inputs name more than once, each read once", set.repeated);
-    if (set.docs.empty()) throw InputError("the inputs hold no text", "check the inputs");
     r.documents = set.docs.size();
     r.files = set.files;
     r.bytes = set.bytes;

@@ -28,11 +28,11 @@ void on_lead_agreed(Communicator& comm, const std::function<void()>& work) {
 
 int default_threads(const Communicator& comm) {
     const int here = comm.local_size(), threads = std::max(1, backend::hardware_threads() / here);
-    const int share = std::max(1, backend::online_cores() / here);
+    const int share = std::max(1, backend::launcher_cores() / here);
     if (comm.name() == "mpi" && comm.rank() == 0 && threads < share) {
-        log::warn("this process may run on {} of the host's {} cores (the launcher's binding): {} thread{} where {} "
+        log::warn("this process may run on {} of the launcher's {} cores (its binding): {} thread{} where {} "
                   "would fit; mpirun --bind-to none, or --map-by slot:PE={}, gives each process its share",
-                  backend::hardware_threads(), backend::online_cores(), threads, threads == 1 ? "" : "s", share, share);
+                  backend::hardware_threads(), backend::launcher_cores(), threads, threads == 1 ? "" : "s", share, share);
     }
     return threads;
 }

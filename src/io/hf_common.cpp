@@ -1,6 +1,8 @@
 #include "io/hf_common.h"
 
 #include <fmt/format.h>
+
+#include <filesystem>
 #include <fmt/ranges.h>
 
 #include <cmath>
@@ -80,6 +82,17 @@ void throw_hf_config_type_error(const std::string& path, const nlohmann::json::e
 void throw_hf_config_field_error(const std::string& path, const char* key, const char* expected, const json& value) {
     throw InputError(fmt::format("{}: {} = {} must be {}, not {}", path, key, value.dump(), expected, value.type_name()),
                      "compare the file with what transformers' save_pretrained writes");
+}
+
+std::string hf_weights_path(const std::string& dir) {
+    const std::string path = dir + "/model.safetensors";
+    if (!std::filesystem::exists(path) && std::filesystem::exists(path + ".index.json")) {
+        throw InputError(fmt::format("{}: the weights are in shards (model.safetensors.index.json), which lmforge "
+                                     "does not read",
+                                     dir),
+                         "save them in one file: save_pretrained(DIR, max_shard_size=\"100GB\")");
+    }
+    return path;
 }
 
 void read_hf_tensor(const SafetensorsReader& file, const std::string& name, const ParamSpec& spec, float* params) {

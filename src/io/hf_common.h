@@ -54,6 +54,10 @@ auto read_hf_config(const std::string& path, Read&& read) {
     }
 }
 
+// DIR/model.safetensors; InputError where DIR holds the weights in shards instead
+// (model.safetensors.index.json, save_pretrained's max_shard_size), which lmforge does not read.
+std::string hf_weights_path(const std::string& dir);
+
 // Tensor `name` of `file` into params at spec's offset as float (from F32, F16 or BF16), its
 // padding rows zeroed. InputError naming the file and tensor if it is missing or misshapen.
 void read_hf_tensor(const SafetensorsReader& file, const std::string& name, const ParamSpec& spec, float* params);

@@ -45,10 +45,12 @@ bool looks_special(const std::string& token) {
     return token.size() > 4 && token.rfind("<|", 0) == 0 && token.compare(token.size() - 2, 2, "|>") == 0;
 }
 
-// encoder.json-style {token: id}: ordinary tokens (byte-level) and special ones: those
-// KNOWN_SPECIALS names where a file lists them (added_tokens.json, tokenizer.json's
-// added_tokens), else any token written <|...|> (GPT-2's encoder.json alone). A trained
-// vocabulary may hold ordinary tokens of that shape ("<|-|>" in its text) once a list exists.
+// encoder.json-style {token: id}: ordinary tokens (byte-level) and special ones: where a file
+// lists the specials (added_tokens.json, tokenizer.json's added_tokens), <|endoftext|> and
+// those `known_specials` names; else any token written <|...|> (GPT-2's encoder.json alone).
+// A trained vocabulary may hold ordinary tokens of that shape ("<|-|>" in its text) once a
+// list exists. (transformers lists only tokens past the vocabulary there, <|pad|> but not
+// <|endoftext|>: hence <|endoftext|> always.)
 void read_vocab(const json& j, const std::string& where, std::vector<std::pair<std::string, TokenId>>& vocab,
                 std::map<std::string, TokenId>& specials, const std::map<std::string, TokenId>* known_specials) {
     if (!j.is_object()) throw InputError(fmt::format("{}: the vocabulary is not a JSON object", where));
@@ -57,7 +59,9 @@ void read_vocab(const json& j, const std::string& where, std::vector<std::pair<s
             throw InputError(fmt::format("{}: token '{}' has a non-integer id", where, token),
                              "the vocabulary file is damaged");
         }
-        if (known_specials != nullptr ? known_specials->contains(token) : looks_special(token)) {
+        const bool special = known_specials != nullptr ? token == kEndOfText || known_specials->contains(token)
+                                                       : looks_special(token);
+        if (special) {
             specials[token] = id.get<TokenId>();
         } else {
             vocab.emplace_back(token_bytes(token, where), id.get<TokenId>());

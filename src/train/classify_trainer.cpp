@@ -172,11 +172,8 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
         }
     }
 
-    TaskRun task(cfg, run);
-    Communicator* comm = &task.comm();
-    const int world = task.world(), rank = task.rank();
-    const bool lead = task.lead();
     const int64_t B = cfg.train.batch_size, n_train = data.train.size();
+    // Checked before the run directory is touched: a refusal leaves an earlier run's records.
     if (n_train == 0) throw InputError(fmt::format("{}: the training split is empty", cfg.data.dir));
     if (data.val.size() == 0) {
         throw InputError(fmt::format("{}: the validation split is empty: the best epoch is chosen on it", cfg.data.dir),
@@ -186,6 +183,10 @@ ClassifySummary train_classifier(const TrainOptions& opts) {
         throw InputError(fmt::format("{}: the test split is empty: the run ends in a test report on it", cfg.data.dir),
                          "prepare the data with --test-fraction above 0");
     }
+    TaskRun task(cfg, run);
+    Communicator* comm = &task.comm();
+    const int world = task.world(), rank = task.rank();
+    const bool lead = task.lead();
     const int64_t per_step = B * world;
     const int64_t steps_per_epoch = (n_train + per_step - 1) / per_step;
     const int64_t total_steps = steps_per_epoch * cfg.train.epochs;

@@ -336,7 +336,8 @@ TrainSummary train(const TrainOptions& opts) {
     const auto save = [&](int64_t step, bool only_best = false) {
         // Weights an update has wrecked (a learning rate far too high) must not become the
         // checkpoint every resume starts from: the last good one stays `latest`.
-        // (A finite sum of squares: no NaN or inf, and no weight near float's range.)
+        // (sum_of_squares squares in float: a NaN, an inf, or any weight past ~1e19 makes the sum
+        // infinite; lr = 1e30 gives weights of ~1e30.)
         const std::span<const float> weights = model.params();
         if (!std::isfinite(kernels::sum_of_squares(weights.data(), static_cast<int64_t>(weights.size())))) {
             const std::optional<std::string> kept = store.latest();

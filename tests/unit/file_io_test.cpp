@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "core/error.h"
 #include "temp_dir.h"
 #include "cli_util.h"
@@ -55,6 +58,26 @@ TEST_F(FileIo, AFailedWriteLeavesTheOldDirectoryAndNoTemporary) {
                  InputError);
     EXPECT_EQ(test::slurp(path("out/a.txt")), "old");
     EXPECT_EQ(names(dir_.string()), (std::vector<std::string>{"out"}));
+}
+
+// What a killed process of this host left beside the output is removed by the next publish;
+// a running process's, or another host's, stays.
+TEST_F(FileIo, TemporariesOfDeadProcessesAreRemovedOthersKept) {
+    char host[256] = {};
+    ASSERT_EQ(::gethostname(host, sizeof(host) - 1), 0);
+    const pid_t dead = ::fork();
+    if (dead == 0) ::_exit(0);
+    ASSERT_GT(dead, 0);
+    int status = 0;
+    ::waitpid(dead, &status, 0);  // reaped: its pid names no process now
+    const std::string mine = std::string(".out.tmp-") + host + "-";
+    write("." + mine.substr(1) + std::to_string(dead) + "/part.bin", "half");
+    write("." + mine.substr(1) + "1/part.bin", "init is running");  // pid 1 lives
+    write(".out.tmp-otherhost-" + std::to_string(dead) + "/part.bin", "another host's");
+    publish_directory(path("out"), [](const std::string& tmp) { write_text_atomic(tmp + "/a.txt", "new"); });
+    std::vector<std::string> kept = {mine + "1", ".out.tmp-otherhost-" + std::to_string(dead), "out"};
+    std::sort(kept.begin(), kept.end());
+    EXPECT_EQ(names(dir_.string()), kept);
 }
 
 TEST_F(FileIo, PathWithinResolvesDotsSlashesAndLinks) {

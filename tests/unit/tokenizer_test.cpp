@@ -248,6 +248,18 @@ TEST_F(TokenizerFiles, SpecialsOfAnySpellingSurviveSaveAndLoad) {
               std::string::npos);
 }
 
+// transformers' added_tokens.json lists only tokens past the vocabulary (a <|pad|> added to
+// GPT-2's), not <|endoftext|>: it stays special.
+TEST_F(TokenizerFiles, EndOfTextStaysSpecialBesideAnAddedTokensList) {
+    nlohmann::json vocab = nlohmann::json::object();
+    for (int b = 0; b < 256; b++) vocab[bytes_to_unicode(std::string(1, static_cast<char>(b)))] = b;
+    vocab["<|endoftext|>"] = 256;
+    const auto tok = load_gpt2_files(write("encoder.json", vocab.dump()), write("vocab.bpe", "#version: 0.2\n"),
+                                     write("added_tokens.json", R"({"<|pad|>": 257})"));
+    EXPECT_EQ(tok->eot_id(), std::optional<TokenId>(256));
+    EXPECT_EQ(tok->encode("a<|endoftext|><|pad|>"), (std::vector<TokenId>{97, 256, 257}));
+}
+
 TEST_F(TokenizerFiles, CharTokenizerBuildsSavesAndRefusesUnknownCharacters) {
     const CharTokenizer chars = CharTokenizer::from_texts({"hello", "w\u00f6rld\n"});
     EXPECT_EQ(chars.vocab_size(), 9 + 1);  // d e h l o r w ö \n, and <|endoftext|>

@@ -249,6 +249,9 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     deeper["n_layer"] = 3;
     expect_error(with_config("deeper", deeper, true), "no tensor 'transformer.h.2.ln_1.weight'");
     expect_error(with_config("no-weights", config, false), "model.safetensors");
+    const std::string sharded = with_config("sharded", config, false);
+    write("sharded/model.safetensors.index.json", R"({"weight_map": {}})");
+    expect_error(sharded, "the weights are in shards (model.safetensors.index.json), which lmforge does not read");
     // A field of another JSON type: the file's fault, not an internal error.
     auto eps_text = config;
     eps_text["layer_norm_epsilon"] = "1e-5";

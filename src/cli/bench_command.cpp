@@ -1,6 +1,7 @@
 // lmforge bench: time full training steps of a GPT-2 shape on random tokens.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -104,8 +105,10 @@ void run(const BenchFlags& f) {
     fmt::print("loss       {:.4f} first, {:.4f} last\n", r.loss_first, r.loss_last);
     if (!r.profile.empty()) {
         fmt::print("profile    ms per step (mean of the timed steps, {:.1f} ms), by kernel family:\n", r.step_ms_mean);
+        size_t width = 0;
+        for (const auto& row : r.profile) width = std::max(width, row.first.size());
         for (const auto& [name, ms] : r.profile) {
-            fmt::print("  {:<18} {:8.1f}  {:5.1f}%\n", name, ms, 100.0 * ms / r.step_ms_mean);
+            fmt::print("  {:<{}} {:8.1f}  {:5.1f}%\n", name, width, ms, 100.0 * ms / r.step_ms_mean);
         }
     }
 }

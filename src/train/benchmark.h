@@ -45,7 +45,8 @@ struct BenchResult {
     double activation_saved_mb = 0;  // by recompute, against keeping every activation
     // Median ms per phase of a step.
     double zero_ms = 0, forward_ms = 0, backward_ms = 0, clip_ms = 0, optimizer_ms = 0;
-    // With opts.profile: (kernel family, mean ms per timed step), slowest first.
+    // With opts.profile: (kernel family, mean ms per timed step), slowest first; the gradient
+    // norm and AdamW are rows too, so the rows add up to the whole step.
     std::vector<std::pair<std::string, double>> profile;
 };
 

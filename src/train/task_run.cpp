@@ -29,25 +29,25 @@ TaskRun::TaskRun(const TrainConfig& cfg, const std::string& run_dir)
     gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
     precision_ = resolve_precision(cfg.train.precision, precision_why_);
     on_lead_agreed(*comm_, [&] { run_lock_.emplace(run_dir); });
-    if (lead()) {
-        const bool earlier_run = std::filesystem::exists(run_dir + "/best");
-        log::set_file(run_dir + "/train.log");
-        if (earlier_run) {
-            log::warn("{} holds an earlier run: this one trains from the start and replaces its best/, report and "
-                      "metrics",
-                      run_dir);
-        }
-        write_text_atomic(run_dir + "/config.toml", config_to_toml(cfg));
-        // The run's tokenizer beside its checkpoints, as an LM run keeps it: export finds the
-        // encoder's [PAD] id from it, sample and eval their text.
-        try {
-            tokenizer_ = load_tokenizer(data_tokenizer_spec(cfg), data_home());
-            tokenizer_->save(run_dir + "/tokenizer");
-        } catch (const InputError& e) {
-            log::warn("no tokenizer beside the data ({}): the run directory holds none", e.what());
-        }
-        metrics_ = std::make_unique<MetricsLog>(run_dir, cfg.log.tensorboard, 0);
+    if (lead()) log::set_file(run_dir + "/train.log");
+}
+
+void TaskRun::write_records() {
+    const std::string& run_dir = run_dir_;
+    if (std::filesystem::exists(run_dir + "/best")) {
+        log::warn("{} holds an earlier run: this one trains from the start and replaces its best/, report and metrics",
+                  run_dir);
     }
+    write_text_atomic(run_dir + "/config.toml", config_to_toml(cfg_));
+    // The run's tokenizer beside its checkpoints, as an LM run keeps it: export finds the
+    // encoder's [PAD] id from it, sample and eval their text.
+    try {
+        tokenizer_ = load_tokenizer(data_tokenizer_spec(cfg_), data_home());
+        tokenizer_->save(run_dir + "/tokenizer");
+    } catch (const InputError& e) {
+        log::warn("no tokenizer beside the data ({}): the run directory holds none", e.what());
+    }
+    metrics_ = std::make_unique<MetricsLog>(run_dir, cfg_.log.tensorboard, 0);
 }
 
 TaskRun::~TaskRun() { log::set_file(""); }
@@ -68,6 +68,9 @@ void TaskRun::start_model(Model& model, int64_t B, int64_t T) {
     model.weights_changed();
     model.plan(B, T);  // the largest batch: every later, smaller one fits in its memory
     dp_ = make_data_parallel(cfg_, *comm_, model);
+    // Only now, with the model built and loaded: a run refused before this leaves an earlier
+    // run's records as they were.
+    on_lead_agreed(*comm_, [&] { write_records(); });
 }
 
 LrSchedule TaskRun::schedule(int64_t total_steps) const {
@@ -77,7 +80,7 @@ LrSchedule TaskRun::schedule(int64_t total_steps) const {
 
 void TaskRun::write_plots() const {
     if (!lead() || !cfg_.log.plots) return;
-    log::info("plots: {}", fmt::join(write_loss_plots(run_dir_), ", "));
+    log::info("plots: {}", fmt::join(write_loss_plots(run_dir_, metrics_x_axis(cfg_)), ", "));
 }
 
 std::string TaskRun::describe() const {

@@ -25,14 +25,15 @@ namespace lmforge {
 
 class TaskRun {
 public:
-    // Starts the processes and threads and picks the precision; rank 0 creates the run directory
-    // with train.log, config.toml and the metrics (null on other ranks).
+    // Starts the processes and threads and picks the precision; rank 0 locks the run directory
+    // and logs to its train.log.
     TaskRun(const TrainConfig& cfg, const std::string& run_dir);
     ~TaskRun();
 
     // Initialises the model, loads model.init_from's matching tensors (InputError if it holds
     // none of them; those it lacks are logged), makes the weights the same on every rank, plans
-    // for (B, T), the largest batch, and sets up the optimizer across ranks.
+    // for (B, T), the largest batch, and sets up the optimizer across ranks. Then rank 0 writes
+    // the run's config.toml, tokenizer/ and (new) metrics: a refusal up to here changes none.
     void start_model(Model& model, int64_t B, int64_t T);
     DataParallel& data_parallel() { return *dp_; }
     // Warm-up and decay over total_steps (the warm-up at most half of them).
@@ -46,14 +47,17 @@ public:
     bool lead() const { return comm_->rank() == 0; }
     backend::Gemm& gemm() { return *gemm_; }
     Precision precision() const { return precision_; }
-    MetricsLog* metrics() { return metrics_.get(); }
-    // The data's tokenizer, on the lead process (null elsewhere, or where there is none).
+    MetricsLog* metrics() { return metrics_.get(); }  // after start_model, on the lead process
+    // The data's tokenizer, on the lead process after start_model (null elsewhere, or where
+    // there is none).
     const Tokenizer* tokenizer() const { return tokenizer_.get(); }
     // At the end, on the lead process with log.plots: the loss curves from the metrics (by
     // epoch or step, as the task wrote them), their paths logged.
     void write_plots() const;
 
 private:
+    void write_records();  // the lead's config.toml, tokenizer/ and metrics
+
     const TrainConfig& cfg_;
     std::string run_dir_;
     std::unique_ptr<Communicator> comm_;

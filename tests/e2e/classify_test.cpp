@@ -51,6 +51,9 @@ TEST_F(Classify, LearnsAboveTheBaselinesAndReportsEveryFigure) {
     EXPECT_EQ(j["model"]["total"], 60);  // the default test fraction, 0.1 of 600
     EXPECT_TRUE(std::filesystem::exists(path("run/best/model.safetensors")));
     EXPECT_TRUE(std::filesystem::exists(path("run/plots/loss.png")));  // log.plots, by epoch
+    EXPECT_NE(test::slurp(path("run/plots/loss.svg")).find(">epoch</text>"), std::string::npos);
+    ASSERT_EQ(run_lmforge("plot " + path("run")).status, 0);  // drawn again: still by epoch
+    EXPECT_NE(test::slurp(path("run/plots/loss.svg")).find(">epoch</text>"), std::string::npos);
     // Per-epoch metrics in metrics.jsonl: train and validation.
     std::ifstream metrics(path("run/metrics.jsonl"));
     std::string line;
@@ -78,6 +81,15 @@ TEST_F(Classify, LearnsAboveTheBaselinesAndReportsEveryFigure) {
                                        " --set model.init_from=" + path("run/best") + " --set train.epochs=1");
     ASSERT_EQ(from_best.status, 0) << from_best.err;
     EXPECT_NE(from_best.err.find("(new: score.weight (the file's is for 3 classes))"), std::string::npos) << from_best.err;
+    // A rerun refused once its model is built (model.init_from names no checkpoint) leaves
+    // the finished run's records as they were.
+    const std::string metrics_before = test::slurp(path("run/metrics.jsonl"));
+    const std::string config_before = test::slurp(path("run/config.toml"));
+    const auto refused = run_lmforge("train " + config("run") + " --set model.init_from=" + path("no-such-run"));
+    EXPECT_EQ(refused.status, 2) << refused.err;
+    EXPECT_EQ(refused.err.find("holds an earlier run"), std::string::npos) << refused.err;
+    EXPECT_EQ(test::slurp(path("run/metrics.jsonl")), metrics_before);
+    EXPECT_EQ(test::slurp(path("run/config.toml")), config_before);
     // A classify run has nothing to resume: --resume is refused, not ignored.
     const auto again = run_lmforge("train " + config("run") + " --resume");
     EXPECT_EQ(again.status, 2) << again.err;

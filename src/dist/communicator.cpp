@@ -26,10 +26,16 @@ void on_lead_agreed(Communicator& comm, const std::function<void()>& work) {
     if (failed) throw InputError(fmt::format("rank {}: rank 0 could not start the run (its error says why)", comm.rank()));
 }
 
+int threads_for(int own_cores, int launcher_cores, int local_processes) {
+    const int share = std::max(1, launcher_cores / std::max(1, local_processes));
+    return std::clamp(own_cores, 1, share);
+}
+
 int default_threads(const Communicator& comm) {
-    const int here = comm.local_size(), threads = std::max(1, backend::hardware_threads() / here);
-    const int share = std::max(1, backend::launcher_cores() / here);
-    if (comm.name() == "mpi" && comm.rank() == 0 && threads < share) {
+    if (comm.name() != "mpi") return backend::hardware_threads();
+    const int here = comm.local_size(), share = std::max(1, backend::launcher_cores() / here);
+    const int threads = threads_for(backend::hardware_threads(), backend::launcher_cores(), here);
+    if (comm.rank() == 0 && threads < share) {
         log::warn("this process may run on {} of the launcher's {} cores (its binding): {} thread{} where {} "
                   "would fit; mpirun --bind-to none, or --map-by slot:PE={}, gives each process its share",
                   backend::hardware_threads(), backend::launcher_cores(), threads, threads == 1 ? "" : "s", share, share);

@@ -58,10 +58,16 @@ std::unique_ptr<Communicator> make_communicator();
 // for ever (MPI_Finalize waits for every rank).
 void on_lead_agreed(Communicator& comm, const std::function<void()>& work);
 
-// The default threads for this process: the cores it may run on, divided by the processes of
-// the run on this host. Where the launcher's binding leaves it fewer than its share of the
-// host's cores (OpenMPI binds each of up to 2 processes to one core), rank 0 says how to
-// give it more (under a launcher only: alone, a smaller set is the container's or taskset's).
+// The threads of one of `local_processes` processes of a run on a host: its share of the
+// launcher's cores, or fewer where the launcher bound it to fewer (a binding, such as mpirun's
+// --map-by slot:PE=N or srun's --cpus-per-task, is the launcher's word on what it may use).
+// Unbound, its cores are the launcher's, and the share divides them.
+int threads_for(int own_cores, int launcher_cores, int local_processes);
+
+// The default threads for this process: every core it may run on when it runs alone (a
+// smaller set is the container's or taskset's); under mpirun, threads_for. Where the binding
+// leaves it fewer than its share (OpenMPI binds each of up to 2 processes to one core),
+// rank 0 says how to give it more.
 int default_threads(const Communicator& comm);
 
 // Equal shards of n elements over `world` ranks (the first n % world one larger).

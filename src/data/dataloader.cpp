@@ -81,7 +81,9 @@ DataLoader::DataLoader(const DataLoaderOptions& opts) : opts_(opts), paths_(find
     if (windows_ == 0) {
         throw InputError(fmt::format("{}: the {} shards hold fewer than T + 1 = {} tokens", opts.dir, opts.split,
                                      opts.T + 1),
-                         "use a shorter sequence length or more data");
+                         opts.split == "val" ? "use a shorter sequence length, or prepare the data with a larger "
+                                               "--val-fraction"
+                                             : "use a shorter sequence length or more data");
     }
 }
 

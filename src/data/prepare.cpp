@@ -207,14 +207,15 @@ PrepareReport prepare(const PrepareOptions& opts) {
     }
     r.encode_seconds = encode_timer.seconds();
 
-    // Validation documents: a seeded choice of round(n·f) of them, at least one and at most
-    // n - 1, so that no document lies in both splits; a single document (a novel) gives the
-    // last fraction of its tokens instead.
+    // Validation documents: a seeded choice of round(n·f) of them (at most n - 1), so that no
+    // document lies in both splits. Where that rounds to none (a novel; a book and its notes),
+    // the last fraction of the tokens instead: one document then straddles both splits, where
+    // whole documents would give val a random 25-50% of the data, or the book itself.
     const size_t n = set.docs.size();
     size_t k = static_cast<size_t>(std::llround(static_cast<double>(n) * opts.val_fraction));
-    if (opts.val_fraction > 0 && n >= 2) k = std::clamp<size_t>(k, 1, n - 1);
+    if (n >= 1) k = std::min(k, n - 1);
     std::vector<bool> is_val(n, false);
-    const bool by_documents = opts.val_fraction == 0 || n >= 2;
+    const bool by_documents = opts.val_fraction == 0 || k >= 1;
     r.split = by_documents ? "documents" : "tokens";
     if (by_documents && k > 0) {
         std::vector<size_t> order(n);

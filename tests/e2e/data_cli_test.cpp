@@ -62,9 +62,10 @@ TEST_F(DataCli, PreparedShardsDecodeBackToTheDocuments) {
     EXPECT_EQ(run_lmforge("data check " + path("out")).status, 0);
 }
 
-// A few documents (round(n·f) = 0) still split by documents, one of them in val, so none lies
-// in both splits; an empty file among them and a file named twice are skipped, and said so.
-TEST_F(DataCli, FewDocumentsSplitByDocumentsAndEmptyOrRepeatedFilesAreSkipped) {
+// Too few documents for one in val (round(n·f) = 0) split by tokens, as a single one does: a
+// whole document would give val a quarter of the data here. An empty file among them and a
+// file named twice are skipped, and said so.
+TEST_F(DataCli, FewDocumentsSplitByTokensAndEmptyOrRepeatedFilesAreSkipped) {
     for (int i = 0; i < 4; i++) write("few/doc" + std::to_string(i) + ".txt", "document " + std::to_string(i) + " text");
     write("few/empty.txt", "");
     const Outcome o = run_lmforge("prepare --tokenizer char --input " + path("few") + " " + path("few/doc0.txt") +
@@ -74,9 +75,23 @@ TEST_F(DataCli, FewDocumentsSplitByDocumentsAndEmptyOrRepeatedFilesAreSkipped) {
     EXPECT_NE(o.err.find("1 empty files or texts skipped"), std::string::npos) << o.err;  // also tokenizer train's
     EXPECT_NE(o.err.find("1 files the inputs name more than once"), std::string::npos) << o.err;
     const auto record = nlohmann::json::parse(test::slurp(path("out/prepare.json")));
+    // round(4 · 0.1) = 0 documents: the last tenth of the tokens, not a quarter of the data.
+    EXPECT_EQ(record["split"], "tokens");
+    EXPECT_NE(o.out.find("too few documents to split"), std::string::npos) << o.out;
+    const int64_t train = record["tokens"]["train"], val = record["tokens"]["val"];
+    EXPECT_GE(val, 1);
+    EXPECT_LE(val, (train + val) / 10 + 1);
+}
+
+// Enough documents for round(n·f) >= 1: whole documents in val, none in both splits.
+TEST_F(DataCli, EnoughDocumentsSplitByDocuments) {
+    for (int i = 0; i < 20; i++) write("docs/doc" + std::to_string(i) + ".txt", "document " + std::to_string(i) + " text");
+    const Outcome o = run_lmforge("prepare --tokenizer char --input " + path("docs") + " --output " + path("out"));
+    ASSERT_EQ(o.status, 0) << o.err;
+    const auto record = nlohmann::json::parse(test::slurp(path("out/prepare.json")));
     EXPECT_EQ(record["split"], "documents");
-    EXPECT_EQ(record["documents"]["val"], 1);
-    EXPECT_EQ(record["documents"]["train"], 3);
+    EXPECT_EQ(record["documents"]["val"], 2);
+    EXPECT_EQ(record["documents"]["train"], 18);
 }
 
 TEST_F(DataCli, BadInputFilesAreNamed) {

@@ -165,7 +165,11 @@ void remove_dead_siblings(const std::filesystem::path& out, const std::string& n
         for (const char* kind : {".tmp-", ".old-"}) {
             const std::string prefix = "." + name + kind + host + "-";
             if (n.rfind(prefix, 0) != 0) continue;
-            const long pid = std::strtol(n.c_str() + prefix.size(), nullptr, 10);
+            // The whole rest must be the pid: host "node" is a prefix of "node-7"'s names too.
+            const char* digits = n.c_str() + prefix.size();
+            char* end = nullptr;
+            const long pid = std::strtol(digits, &end, 10);
+            if (end == digits || *end != '\0') continue;
             if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
                 fs::remove_all(e.path(), ec);
             }

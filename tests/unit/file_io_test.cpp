@@ -61,7 +61,7 @@ TEST_F(FileIo, AFailedWriteLeavesTheOldDirectoryAndNoTemporary) {
 }
 
 // What a killed process of this host left beside the output is removed by the next publish;
-// a running process's, or another host's, stays.
+// a running process's, or another host's (also one whose name begins with ours), stays.
 TEST_F(FileIo, TemporariesOfDeadProcessesAreRemovedOthersKept) {
     char host[256] = {};
     ASSERT_EQ(::gethostname(host, sizeof(host) - 1), 0);
@@ -74,8 +74,11 @@ TEST_F(FileIo, TemporariesOfDeadProcessesAreRemovedOthersKept) {
     write("." + mine.substr(1) + std::to_string(dead) + "/part.bin", "half");
     write("." + mine.substr(1) + "1/part.bin", "init is running");  // pid 1 lives
     write(".out.tmp-otherhost-" + std::to_string(dead) + "/part.bin", "another host's");
+    // Host "<ours>-<dead>" writing as its pid 1: our prefix, then the dead pid, then more.
+    const std::string longer = mine + std::to_string(dead) + "-1";
+    write(longer + "/part.bin", "a host whose name extends ours");
     publish_directory(path("out"), [](const std::string& tmp) { write_text_atomic(tmp + "/a.txt", "new"); });
-    std::vector<std::string> kept = {mine + "1", ".out.tmp-otherhost-" + std::to_string(dead), "out"};
+    std::vector<std::string> kept = {mine + "1", ".out.tmp-otherhost-" + std::to_string(dead), longer, "out"};
     std::sort(kept.begin(), kept.end());
     EXPECT_EQ(names(dir_.string()), kept);
 }

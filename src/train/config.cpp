@@ -345,4 +345,8 @@ void validate_config(const TrainConfig& c) {
             "must be macro_f1, accuracy or loss");
 }
 
+const char* metrics_x_axis(const TrainConfig& c) {
+    return c.train.task == "classify" || c.train.task == "sft" ? "epoch" : "step";
+}
+
 }  // namespace lmforge

@@ -207,7 +207,7 @@ std::vector<uint8_t> render_rgb(const Chart& chart, int width, int height) {
     return c.rgb;
 }
 
-std::vector<std::string> write_loss_plots(const std::string& run_dir) {
+std::vector<std::string> write_loss_plots(const std::string& run_dir, const std::string& x_label) {
     const std::string metrics = run_dir + "/metrics.jsonl";
     std::ifstream in(metrics);
     if (!in) throw InputError(fmt::format("{}: cannot read", metrics), "is this a run directory?");
@@ -230,7 +230,7 @@ std::vector<std::string> write_loss_plots(const std::string& run_dir) {
         if (j.contains("val_loss")) val.points.emplace_back(step, number(j["val_loss"]));
     }
     const std::string name = std::filesystem::path(run_dir).lexically_normal().filename().string();
-    Chart chart{name.empty() ? "loss" : name, "step", "loss", {}};
+    Chart chart{name.empty() ? "loss" : name, x_label, "loss", {}};
     if (!train.points.empty()) chart.series.push_back(train);
     if (!val.points.empty()) chart.series.push_back(val);
     const std::string dir = run_dir + "/plots";

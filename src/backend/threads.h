@@ -2,9 +2,12 @@
 // on the same GNU OpenMP runtime), so one setting governs both.
 #pragma once
 
+#include <vector>
+
 namespace lmforge::backend {
 
 int hardware_threads();        // cores this process may run on
+std::vector<int> own_cpus();   // which: their indices, ascending
 int launcher_cores();          // cores the parent process (mpirun, orted, slurmstepd) may run on
 void set_threads(int threads);  // 0 keeps the default (OMP_NUM_THREADS, else every core)
 int max_threads();

@@ -24,7 +24,7 @@ void add_prepare_command(CLI::App& app) {
     cmd->add_option("--input", f->opts.inputs, "Text files, directories, .jsonl files")->required();
     cmd->add_option("--output", f->opts.output, "Directory to create")->required();
     cmd->add_option("--tokenizer", f->opts.tokenizer, "gpt2, char, or a tokenizer path")->capture_default_str();
-    cmd->add_option("--val-fraction", f->opts.val_fraction, "Share of documents for validation")
+    cmd->add_option("--val-fraction", f->opts.val_fraction, "Share for validation: of the documents, or of the tokens where that rounds to none")
         ->capture_default_str();
     cmd->add_option("--shard-tokens", f->opts.shard_tokens, "Tokens per shard")
         ->check(integer_at_least(1))->capture_default_str();

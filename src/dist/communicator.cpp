@@ -3,8 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <exception>
+#include <fstream>
+#include <functional>
 
 #include "backend/threads.h"
 #include "core/error.h"
@@ -26,15 +30,46 @@ void on_lead_agreed(Communicator& comm, const std::function<void()>& work) {
     if (failed) throw InputError(fmt::format("rank {}: rank 0 could not start the run (its error says why)", comm.rank()));
 }
 
-int threads_for(int own_cores, int launcher_cores, int local_processes) {
-    const int share = std::max(1, launcher_cores / std::max(1, local_processes));
-    return std::clamp(own_cores, 1, share);
+int threads_for(int own_cores, int processes_sharing_them) {
+    return std::max(1, own_cores / std::max(1, processes_sharing_them));
 }
 
-int default_threads(const Communicator& comm) {
+int count_sharing(const std::vector<float>& keys, int rank) {
+    int n = 0;
+    for (size_t r = 0; r < keys.size() / 2; r++) {
+        n += keys[2 * r] == keys[2 * rank] && keys[2 * r + 1] == keys[2 * rank + 1];
+    }
+    return n;
+}
+
+int processes_sharing_cores(Communicator& comm) {
+    if (comm.size() == 1) return 1;
+    // The machine: its kernel's boot id, which containers on one host share as they share its
+    // cores (host names can repeat across a cluster's containers); the host name without it.
+    std::string where;
+    std::ifstream("/proc/sys/kernel/random/boot_id") >> where;
+    if (where.empty()) {
+        char host[256] = {};
+        ::gethostname(host, sizeof(host) - 1);
+        where = host;
+    }
+    for (int cpu : backend::own_cpus()) {
+        where += ',';
+        where += std::to_string(cpu);  // (appended apart: GCC 12 warns on "," + to_string)
+    }
+    // 48 bits of a hash of (machine, cores), as two floats of 24 exact bits: what the gather moves.
+    const uint64_t key = std::hash<std::string>{}(where);
+    std::vector<float> keys(2 * static_cast<size_t>(comm.size()), 0.0f);
+    keys[2 * comm.rank()] = static_cast<float>(key & 0xFFFFFF);
+    keys[2 * comm.rank() + 1] = static_cast<float>((key >> 24) & 0xFFFFFF);
+    comm.allgather_in_place(keys.data(), std::vector<int64_t>(comm.size(), 2));
+    return count_sharing(keys, comm.rank());
+}
+
+int default_threads(Communicator& comm) {
     if (comm.name() != "mpi") return backend::hardware_threads();
-    const int here = comm.local_size(), share = std::max(1, backend::launcher_cores() / here);
-    const int threads = threads_for(backend::hardware_threads(), backend::launcher_cores(), here);
+    const int threads = threads_for(backend::hardware_threads(), processes_sharing_cores(comm));
+    const int share = std::max(1, backend::launcher_cores() / comm.local_size());
     if (comm.rank() == 0 && threads < share) {
         log::warn("this process may run on {} of the launcher's {} cores (its binding): {} thread{} where {} "
                   "would fit; mpirun --bind-to none, or --map-by slot:PE={}, gives each process its share",

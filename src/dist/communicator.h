@@ -58,17 +58,22 @@ std::unique_ptr<Communicator> make_communicator();
 // for ever (MPI_Finalize waits for every rank).
 void on_lead_agreed(Communicator& comm, const std::function<void()>& work);
 
-// The threads of one of `local_processes` processes of a run on a host: its share of the
-// launcher's cores, or fewer where the launcher bound it to fewer (a binding, such as mpirun's
-// --map-by slot:PE=N or srun's --cpus-per-task, is the launcher's word on what it may use).
-// Unbound, its cores are the launcher's, and the share divides them.
-int threads_for(int own_cores, int launcher_cores, int local_processes);
+// The threads of a process whose cores `processes_sharing_them` processes of the run may run
+// on, itself included: unbound, every process of the host shares them all; bound to a core set
+// of its own (mpirun --map-by slot:PE=N, srun --cpus-per-task=N), it takes them whole; bound
+// to a socket with others (OpenMPI's default past 2 processes), they divide it.
+int threads_for(int own_cores, int processes_sharing_them);
+// Of the (host, cores) keys of every rank, two floats each, how many equal `rank`'s.
+int count_sharing(const std::vector<float>& keys, int rank);
+// How many processes of the run, this one included, are on this host with exactly its cores
+// (a collective: every rank calls it).
+int processes_sharing_cores(Communicator& comm);
 
 // The default threads for this process: every core it may run on when it runs alone (a
-// smaller set is the container's or taskset's); under mpirun, threads_for. Where the binding
-// leaves it fewer than its share (OpenMPI binds each of up to 2 processes to one core),
-// rank 0 says how to give it more.
-int default_threads(const Communicator& comm);
+// smaller set is the container's or taskset's); under mpirun, threads_for (a collective).
+// Where the binding leaves it fewer than its share of the launcher's cores (OpenMPI binds
+// each of up to 2 processes to one core), rank 0 says how to give it more.
+int default_threads(Communicator& comm);
 
 // Equal shards of n elements over `world` ranks (the first n % world one larger).
 std::vector<int64_t> shard_counts(int64_t n, int world);

@@ -1,27 +1,28 @@
-// How many threads each process of a run takes on its host, by how the launcher bound it.
+// How many threads each process of a run takes, by how many processes share its cores.
 #include <gtest/gtest.h>
+
+#include <vector>
 
 #include "dist/communicator.h"
 
 namespace lmforge {
 namespace {
 
-TEST(ThreadsFor, UnboundProcessesShareTheLaunchersCores) {
-    EXPECT_EQ(threads_for(8, 8, 1), 8);
-    EXPECT_EQ(threads_for(8, 8, 2), 4);  // mpirun --bind-to none
-    EXPECT_EQ(threads_for(8, 8, 3), 2);
-    EXPECT_EQ(threads_for(2, 2, 4), 1);  // oversubscribed: never 0
+TEST(ThreadsFor, ProcessesSharingCoresDivideThem) {
+    EXPECT_EQ(threads_for(8, 1), 8);  // alone, or bound to a set of its own (--map-by slot:PE=8)
+    EXPECT_EQ(threads_for(8, 2), 4);  // mpirun --bind-to none, 2 processes
+    EXPECT_EQ(threads_for(8, 3), 2);
+    EXPECT_EQ(threads_for(2, 4), 1);  // oversubscribed: never 0
 }
 
-TEST(ThreadsFor, ABindingToItsShareIsUsedWhole) {
-    EXPECT_EQ(threads_for(4, 8, 2), 4);   // --map-by slot:PE=4 (it was 4 / 2 = 2: half idle)
-    EXPECT_EQ(threads_for(4, 16, 4), 4);  // srun --cpus-per-task=4
-    EXPECT_EQ(threads_for(4, 8, 4), 2);   // 2 processes bound to each 4-core socket
-}
-
-TEST(ThreadsFor, ABindingBelowItsShareKeepsToIt) {
-    EXPECT_EQ(threads_for(1, 2, 2), 1);  // OpenMPI's default for 2 processes: a core each
-    EXPECT_EQ(threads_for(1, 8, 2), 1);
+TEST(ThreadsFor, SharersAreTheRanksWithTheSameKey) {
+    // Ranks 0 and 2 on one socket, rank 1 on the other (OpenMPI's default for 3 processes on
+    // 2 sockets), rank 3 on another host.
+    const std::vector<float> keys = {5, 7, 6, 7, 5, 7, 5, 8};
+    EXPECT_EQ(count_sharing(keys, 0), 2);
+    EXPECT_EQ(count_sharing(keys, 1), 1);
+    EXPECT_EQ(count_sharing(keys, 2), 2);
+    EXPECT_EQ(count_sharing(keys, 3), 1);  // the first half alike, the second not
 }
 
 }  // namespace

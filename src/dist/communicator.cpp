@@ -67,13 +67,14 @@ int processes_sharing_cores(Communicator& comm) {
 }
 
 int default_threads(Communicator& comm) {
-    if (comm.name() != "mpi") return backend::hardware_threads();
-    const int threads = threads_for(backend::hardware_threads(), processes_sharing_cores(comm));
-    const int share = std::max(1, backend::launcher_cores() / comm.local_size());
+    const int own = backend::hardware_threads();
+    if (comm.name() != "mpi") return own;
+    const int threads = threads_for(own, processes_sharing_cores(comm));
+    const int launcher = backend::launcher_cores(), share = std::max(1, launcher / comm.local_size());
     if (comm.rank() == 0 && threads < share) {
         log::warn("this process may run on {} of the launcher's {} cores (its binding): {} thread{} where {} "
                   "would fit; mpirun --bind-to none, or --map-by slot:PE={}, gives each process its share",
-                  backend::hardware_threads(), backend::launcher_cores(), threads, threads == 1 ? "" : "s", share, share);
+                  own, launcher, threads, threads == 1 ? "" : "s", share, share);
     }
     return threads;
 }

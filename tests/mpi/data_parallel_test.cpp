@@ -56,6 +56,11 @@ protected:
                      "\n[eval]\nevery = 0\nbatches = 2\n[checkpoint]\nevery = " + std::to_string(checkpoint_every) +
                      "\n[log]\nevery = 1\n[sample]\ncount = 0\n[run]\ndir = \"" + path("runs/" + name) + "\"\n");
     }
+    // A run that checkpointed at 5 and 10 made as if it had stopped at 5.
+    void back_to_step_5(const std::string& run) {
+        fs::remove_all(path("runs/" + run + "/checkpoints/step_000010"));
+        write("runs/" + run + "/latest", "step_000005\n");
+    }
     std::map<int64_t, double> losses(const std::string& run) {
         std::map<int64_t, double> out;
         std::ifstream in(path("runs/" + run + "/metrics.jsonl"));
@@ -141,8 +146,7 @@ TEST_F(DataParallelRun, ACheckpointFromTwoRanksWithZero1ResumesOnOne) {
     // rate schedule is the same); then go back to step 5 as if the run had stopped there.
     const std::string cfg = config("moved", 4, 256, 10, 1, true, 5);
     ASSERT_EQ(mpirun(2, "train " + cfg).status, 0);
-    fs::remove_all(path("runs/moved/checkpoints/step_000010"));
-    write("runs/moved/latest", "step_000005\n");
+    back_to_step_5("moved");
     // The same run, now one process with the whole batch and no sharding, from 5 to 10.
     const auto resumed = run_lmforge("train " + cfg + " --set train.batch_size=8 --set optim.zero_stage=0");
     ASSERT_EQ(resumed.status, 0) << resumed.err;
@@ -156,8 +160,7 @@ TEST_F(DataParallelRun, AResumeOnFewerProcessesKeepsTheRunsGlobalBatch) {
     ASSERT_EQ(run_lmforge("train " + config("one", 8, 256, 10, 0)).status, 0);
     const std::string cfg = config("kept", 4, 0, 10, 0, true, 5);
     ASSERT_EQ(mpirun(2, "train " + cfg).status, 0);
-    fs::remove_all(path("runs/kept/checkpoints/step_000010"));
-    write("runs/kept/latest", "step_000005\n");
+    back_to_step_5("kept");
     const auto resumed = run_lmforge("train " + cfg);
     ASSERT_EQ(resumed.status, 0) << resumed.err;
     EXPECT_NE(resumed.err.find("4 sequences x 32 tokens x 2 accumulation = 256 tokens per step"), std::string::npos)
@@ -186,8 +189,7 @@ TEST_F(DataParallelRun, ACheckpointFromOneProcessResumesOnTwoRanksWithZero1) {
     ASSERT_EQ(run_lmforge("train " + config("one", 8, 256, 10, 0)).status, 0);
     const std::string cfg = config("moved", 8, 256, 10, 0, true, 5);
     ASSERT_EQ(run_lmforge("train " + cfg).status, 0);
-    fs::remove_all(path("runs/moved/checkpoints/step_000010"));
-    write("runs/moved/latest", "step_000005\n");
+    back_to_step_5("moved");
     const auto resumed = mpirun(2, "train " + cfg + " --set train.batch_size=4 --set optim.zero_stage=1");
     ASSERT_EQ(resumed.status, 0) << resumed.err;
     EXPECT_NE(resumed.err.find("resuming from"), std::string::npos) << resumed.err;
@@ -207,8 +209,7 @@ TEST_F(DataParallelRun, Bf16MomentsShardedOverTwoRanksCheckpointAndResumeOnOne) 
     EXPECT_NE(two.err.find("(moments in bf16)"), std::string::npos) << two.err;
     EXPECT_EQ(SafetensorsReader(path("runs/moved/checkpoints/step_000005/optimizer.safetensors")).info("m/wte.weight").dtype,
               Dtype::BF16);
-    fs::remove_all(path("runs/moved/checkpoints/step_000010"));
-    write("runs/moved/latest", "step_000005\n");
+    back_to_step_5("moved");
     const auto resumed = run_lmforge("train " + cfg + half + " --set train.batch_size=8 --set optim.zero_stage=0");
     ASSERT_EQ(resumed.status, 0) << resumed.err;
     // A last-bit difference in a summed gradient can tip a moment's rounding by one bf16 step.

@@ -11,14 +11,20 @@
 namespace lmforge {
 namespace {
 
-TEST(Benchmark, ProfileRowsCoverTheOptimizerAndFitInTheStep) {
+// A tiny model's steps: (B, T) = (2, 16).
+BenchOptions tiny(int64_t layers, int64_t steps, int64_t warmup) {
     BenchOptions opts;
-    opts.model = Gpt2Config{2, 2, 32, 61, 48};
+    opts.model = Gpt2Config{layers, 2, 32, 61, 16};
     opts.batch = 2;
     opts.seq = 16;
-    opts.steps = 3;
-    opts.warmup = 1;
+    opts.steps = steps;
+    opts.warmup = warmup;
     opts.peak_gflops = 1.0;
+    return opts;
+}
+
+TEST(Benchmark, ProfileRowsCoverTheOptimizerAndFitInTheStep) {
+    BenchOptions opts = tiny(2, 3, 1);
     opts.profile = true;
     const BenchResult r = run_benchmark(opts);
 
@@ -39,14 +45,7 @@ TEST(Benchmark, ProfileRowsCoverTheOptimizerAndFitInTheStep) {
 }
 
 TEST(Benchmark, NoProfileRowsUnlessAsked) {
-    BenchOptions opts;
-    opts.model = Gpt2Config{1, 2, 32, 61, 16};
-    opts.batch = 1;
-    opts.seq = 8;
-    opts.steps = 1;
-    opts.warmup = 0;
-    opts.peak_gflops = 1.0;
-    EXPECT_TRUE(run_benchmark(opts).profile.empty());
+    EXPECT_TRUE(run_benchmark(tiny(1, 1, 0)).profile.empty());
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include "cli/run_tokenizer.h"
 #include "core/error.h"
 #include "data/data_home.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "io/checkpoint.h"
 #include "tokenizer/tokenizer_io.h"
 #include "train/multiple_choice.h"

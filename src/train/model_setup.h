@@ -7,7 +7,7 @@
 #include <string>
 
 #include "backend/gemm.h"
-#include "dist/data_parallel.h"
+#include "distributed/data_parallel.h"
 #include "model/bert_config.h"
 #include "model/gpt2_config.h"
 #include "model/gpt2_acts.h"

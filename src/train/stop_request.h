@@ -1,7 +1,7 @@
 // A request to stop training at the next step boundary and save a checkpoint there, made by a
 // signal: SIGINT (Ctrl-C), SIGTERM (a batch scheduler's notice before it kills) or SIGUSR1.
 // Under mpirun only SIGUSR1, which mpirun forwards to every process; SIGINT and SIGTERM it
-// answers by terminating the job itself (dist/comm_mpi.cpp says so). A second signal of the
+// answers by terminating the job itself (distributed/comm_mpi.cpp says so). A second signal of the
 // same kind ends the process at once, as if nothing were installed: a step can be long. The
 // handlers run on the thread that takes lmforge's signals (core/signal_thread.h).
 #pragma once

@@ -12,8 +12,8 @@
 
 #include "backend/gemm.h"
 #include "core/directory_lock.h"
-#include "dist/communicator.h"
-#include "dist/data_parallel.h"
+#include "distributed/communicator.h"
+#include "distributed/data_parallel.h"
 #include "model/model.h"
 #include "model/precision.h"
 #include "optim/lr_schedule.h"

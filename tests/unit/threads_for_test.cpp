@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 
 namespace lmforge {
 namespace {

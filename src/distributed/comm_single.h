@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 
 namespace lmforge {
 

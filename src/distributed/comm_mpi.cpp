@@ -15,7 +15,7 @@
 #include <limits>
 
 #include "core/error.h"
-#include "dist/comm_single.h"
+#include "distributed/comm_single.h"
 
 namespace lmforge {
 

@@ -1,5 +1,5 @@
 // What every communicator shares: how ranks split work, and how they agree on rank 0's.
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 
 #include <fmt/format.h>
 

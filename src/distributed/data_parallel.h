@@ -13,8 +13,8 @@
 #include <utility>
 
 #include "core/aligned_buffer.h"
-#include "dist/communicator.h"
-#include "dist/grad_sync.h"
+#include "distributed/communicator.h"
+#include "distributed/grad_sync.h"
 #include "io/checkpoint.h"
 #include "model/model.h"
 #include "optim/adamw.h"

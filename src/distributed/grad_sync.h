@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 
 namespace lmforge {
 

@@ -1,4 +1,4 @@
-#include "dist/grad_sync.h"
+#include "distributed/grad_sync.h"
 
 #include <cassert>
 

@@ -15,9 +15,9 @@
 #include "core/aligned_buffer.h"
 #include "distributed/communicator.h"
 #include "distributed/grad_sync.h"
-#include "io/checkpoint.h"
 #include "model/model.h"
 #include "optim/adamw.h"
+#include "optim/moments.h"
 
 namespace lmforge {
 

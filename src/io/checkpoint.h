@@ -50,15 +50,6 @@ std::string read_model_arch(const std::string& path);
 Gpt2Config read_model_config(const std::string& path);
 BertConfig read_bert_config(const std::string& path);
 
-// AdamW's moments and its step count. A checkpoint keeps them over the whole layout, whether
-// one process or many (ZeRO-1 shards) held them; a load may fill a part of the layout only,
-// the elements [first, first + size): a ZeRO-1 rank reads just its shard.
-struct OptimizerMoments {
-    MomentSpans moments;
-    int64_t steps = 0;
-    int64_t first = 0;  // the layout element moments[0] stands for
-};
-
 // Writes the whole checkpoint directory `dir` atomically; the moments must cover the layout.
 void save_checkpoint(const std::string& dir, const Model& model, const OptimizerMoments& moments,
                      const TrainingState& state, const std::string& config_toml);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -43,6 +44,15 @@ private:
     size_t size_ = 0;
     AlignedBuffer<float> m_, v_;
     AlignedBuffer<bf16> m_bf16_, v_bf16_;
+};
+
+// AdamW's moments and its step count as a checkpoint holds them: over the whole layout,
+// whether one process or many (ZeRO-1 shards) held them. A load may fill a part of the layout
+// only, the elements [first, first + size): a ZeRO-1 rank reads just its shard.
+struct OptimizerMoments {
+    MomentSpans moments;
+    int64_t steps = 0;
+    int64_t first = 0;  // the layout element moments[0] stands for
 };
 
 }  // namespace lmforge

@@ -2,7 +2,7 @@
 // it is the yardstick for the fast backends.
 #include "backend/gemm_naive.h"
 
-#include "kernels/bf16.h"
+#include "core/bf16.h"
 
 namespace lmforge::backend {
 

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "backend/gemm_naive.h"
-#include "kernels/bf16.h"
+#include "core/bf16.h"
 #include "core/error.h"
 
 namespace lmforge::backend {

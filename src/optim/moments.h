@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/aligned_buffer.h"
-#include "kernels/bf16.h"
+#include "core/bf16.h"
 
 namespace lmforge {
 

@@ -16,6 +16,7 @@
 #include "core/timer.h"
 #include "data/data_home.h"
 #include "tokenizer/batch_encode.h"
+#include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
 
 using namespace lmforge;
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
     }
     size_t bytes = 0;
     for (auto d : docs) bytes += d.size();
-    const auto tokenizer = load_tokenizer("gpt2", data_home());
+    const auto tokenizer = open_tokenizer("gpt2", data_home());
     for (int threads = 1; threads <= max_threads; threads++) {
         backend::set_threads(threads);
         double best = 1e30;

@@ -14,7 +14,8 @@
 #include "core/error.h"
 #include "data/data_home.h"
 #include "distributed/communicator.h"
-#include "io/checkpoint.h"
+#include "checkpoint/checkpoint.h"
+#include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
 #include "train/multiple_choice.h"
 #include "train/evaluator.h"
@@ -62,7 +63,7 @@ void add_eval_command(CLI::App& app) {
         load_model_weights(model, weights);
         if (!f->multiple_choice.empty()) {
             const std::string saved = find_run_tokenizer(f->checkpoint);
-            const auto tokenizer = load_tokenizer(
+            const auto tokenizer = open_tokenizer(
                 !f->tokenizer.empty() ? f->tokenizer : !saved.empty() ? saved : std::string("gpt2"), data_home());
             const auto items = load_multiple_choice(f->multiple_choice, *tokenizer);
             const ChoiceResult r = evaluate_multiple_choice(model, items, *comm);

@@ -17,10 +17,11 @@
 #include "core/file_io.h"
 #include "core/log.h"
 #include "data/data_home.h"
-#include "io/checkpoint.h"
-#include "io/hf_bert.h"
-#include "io/hf_gpt2.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/hf_bert.h"
+#include "checkpoint/hf_gpt2.h"
 #include "tokenizer/encoder_specials.h"
+#include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge::cli {
@@ -74,7 +75,7 @@ void add_export_command(CLI::App& app) {
             // of another vocabulary (imported, say) keeps transformers' default.
             std::optional<int64_t> pad;
             if (const std::string dir = find_run_tokenizer(f->checkpoint); !dir.empty()) {
-                const EncoderSpecials sp = EncoderSpecials::after(load_tokenizer(dir, data_home())->vocab_size());
+                const EncoderSpecials sp = EncoderSpecials::after(open_tokenizer(dir, data_home())->vocab_size());
                 if (sp.vocab_size == model.config().vocab_size) pad = sp.pad;
             }
             if (!pad) {
@@ -91,7 +92,7 @@ void add_export_command(CLI::App& app) {
         Gpt2 model(cfg, *gemm);
         load_model_weights(model, weights);
         const std::string tokenizer_dir = find_run_tokenizer(f->checkpoint);
-        const auto tokenizer = tokenizer_dir.empty() ? nullptr : load_tokenizer(tokenizer_dir, data_home());
+        const auto tokenizer = tokenizer_dir.empty() ? nullptr : open_tokenizer(tokenizer_dir, data_home());
         const bool with_tokenizer = save_hf_gpt2(model, f->hf, tokenizer.get(),
                                                  names_for(checkpoint_label_names(f->checkpoint), cfg.num_labels));
         fmt::print("exported {} to {} ({}{})\n", f->checkpoint, f->hf,

@@ -14,7 +14,8 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "data/data_home.h"
-#include "io/checkpoint.h"
+#include "checkpoint/checkpoint.h"
+#include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
 #include "train/sampler.h"
 
@@ -24,9 +25,9 @@ namespace {
 
 // The tokenizer a run saved beside its checkpoints (run/tokenizer), unless one is given.
 std::unique_ptr<Tokenizer> tokenizer_for(const std::string& checkpoint, const std::string& flag) {
-    if (!flag.empty()) return load_tokenizer(flag, data_home());
+    if (!flag.empty()) return open_tokenizer(flag, data_home());
     const std::string saved = find_run_tokenizer(checkpoint);
-    if (!saved.empty()) return load_tokenizer(saved, data_home());
+    if (!saved.empty()) return open_tokenizer(saved, data_home());
     throw InputError(fmt::format("{}: no tokenizer saved with the run", checkpoint), "pass --tokenizer");
 }
 

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "data/data_home.h"
 #include "data/jsonl.h"
+#include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge::cli {
@@ -68,7 +69,7 @@ void print_ids(const std::vector<TokenId>& ids) {
 }
 
 void run(const TokenizeFlags& f) {
-    const auto tokenizer = load_tokenizer(f.tokenizer, data_home(f.dir));
+    const auto tokenizer = open_tokenizer(f.tokenizer, data_home(f.dir));
     const std::string input = read_stdin();
     if (f.decode) {
         const std::string text = tokenizer->decode(parse_ids(input));

@@ -22,6 +22,7 @@
 #include "data/shard.h"
 #include "tokenizer/batch_encode.h"
 #include "tokenizer/char_tokenizer.h"
+#include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge {
@@ -71,7 +72,7 @@ void write_record(const fs::path& dir, const nlohmann::json& record) {
 
 std::unique_ptr<Tokenizer> make_tokenizer(const PrepareOptions& opts, const std::vector<std::string_view>& texts) {
     auto tokenizer = opts.tokenizer == "char" ? std::make_unique<CharTokenizer>(CharTokenizer::from_texts(texts))
-                                              : load_tokenizer(opts.tokenizer, opts.data_home);
+                                              : open_tokenizer(opts.tokenizer, opts.data_home);
     if (tokenizer->vocab_size() > 65536) {
         throw InputError(fmt::format("the tokenizer has {} tokens; shards hold uint16 ids (at most 65536)",
                                      tokenizer->vocab_size()),

@@ -8,7 +8,6 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
-#include "data/recipes.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/char_tokenizer.h"
@@ -218,11 +217,7 @@ static std::unique_ptr<Tokenizer> load_hf_bpe_json(const json& j, const std::str
     return std::make_unique<BpeTokenizer>(std::move(vocab), merges, std::move(specials), path);
 }
 
-std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec, const std::string& data_home) {
-    if (spec == "gpt2") {
-        const std::string dir = ensure_dataset(find_recipe("gpt2-tokenizer"), data_home);
-        return load_gpt2_files(dir + "/encoder.json", dir + "/vocab.bpe");
-    }
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec) {
     if (spec == "char") {
         throw InputError("the character tokenizer needs its alphabet",
                          "pass the tokenizer.json that `lmforge prepare --tokenizer char` wrote beside the shards");

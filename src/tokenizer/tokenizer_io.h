@@ -1,5 +1,5 @@
-// Finding and loading tokenizers:
-//   "gpt2"  GPT-2's BPE from the data home (fetched there first if missing);
+// Loading tokenizers from files (data/tokenizer_spec.h also finds GPT-2's by name, fetching
+// it): a spec is
 //   DIR     a directory holding encoder.json + vocab.bpe (GPT-2's format, also what
 //           `lmforge tokenizer train` writes; added_tokens.json beside them names the special
 //           tokens) or tokenizer.json;
@@ -15,7 +15,7 @@
 namespace lmforge {
 
 // InputError naming the file (and line or field) for anything that does not parse.
-std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec, const std::string& data_home);
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec);
 
 // ADDED_TOKENS, if not "": a {"token": id} file (Hugging Face's added_tokens.json) whose tokens
 // are special, whatever they look like; without it only <|...|> tokens are. Every added token

@@ -11,7 +11,8 @@
 #include "core/file_io.h"
 #include "core/log.h"
 #include "data/data_home.h"
-#include "io/checkpoint.h"
+#include "checkpoint/checkpoint.h"
+#include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
 #include "train/model_setup.h"
 #include "train/plot.h"
@@ -42,7 +43,7 @@ void TaskRun::write_records() {
     // The run's tokenizer beside its checkpoints, as an LM run keeps it: export finds the
     // encoder's [PAD] id from it, sample and eval their text.
     try {
-        tokenizer_ = load_tokenizer(data_tokenizer_spec(cfg_), data_home());
+        tokenizer_ = open_tokenizer(data_tokenizer_spec(cfg_), data_home());
         tokenizer_->save(run_dir + "/tokenizer");
     } catch (const InputError& e) {
         log::warn("no tokenizer beside the data ({}): the run directory holds none", e.what());

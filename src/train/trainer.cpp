@@ -21,7 +21,7 @@
 #include "core/timer.h"
 #include "data/data_home.h"
 #include "data/dataloader.h"
-#include "io/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "kernels/grad_norm.h"
 #include "model/gpt2.h"
 #include "model/gpt2_decoder.h"
@@ -31,13 +31,14 @@
 #include "optim/grad_clip.h"
 #include "optim/lr_schedule.h"
 #include "train/benchmark.h"
-#include "train/checkpoint_store.h"
+#include "checkpoint/checkpoint_store.h"
 #include "train/evaluator.h"
 #include "train/metrics.h"
 #include "train/model_setup.h"
 #include "train/plot.h"
 #include "train/sampler.h"
 #include "train/stop_request.h"
+#include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge {
@@ -136,7 +137,7 @@ TrainSummary train(const TrainOptions& opts) {
     }
     std::unique_ptr<Tokenizer> tokenizer;
     try {
-        tokenizer = load_tokenizer(data_tokenizer_spec(cfg), data_home());
+        tokenizer = open_tokenizer(data_tokenizer_spec(cfg), data_home());
     } catch (const InputError& e) {
         if (!cfg.data.tokenizer.empty()) throw;
         log::warn("no tokenizer beside the data ({}): samples are shown as ids", e.what());

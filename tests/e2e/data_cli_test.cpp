@@ -47,7 +47,7 @@ TEST_F(DataCli, PreparedShardsDecodeBackToTheDocuments) {
                                   " --output " + path("out"));
     ASSERT_EQ(o.status, 0) << o.err;
     EXPECT_NE(o.out.find("4 documents from 4 files"), std::string::npos) << o.out;
-    const auto tokenizer = load_tokenizer(path("out"), "");
+    const auto tokenizer = load_tokenizer(path("out"));
     std::string all;
     for (const char* split : {"train", "val"}) {
         const Shard s(path(std::string("out/") + split + "_000000.bin"));
@@ -145,7 +145,7 @@ TEST_F(DataCli, CharAlphabetOfJsonlCoversEscapedCharactersAndOutputMayEndInASlas
     const Outcome o = run_lmforge("prepare --tokenizer char --label-field label --input " + in +
                                   " --output " + path("out") + "/");
     ASSERT_EQ(o.status, 0) << o.err;
-    const auto tokenizer = load_tokenizer(path("out"), "");
+    const auto tokenizer = load_tokenizer(path("out"));
     EXPECT_EQ(tokenizer->decode(tokenizer->encode_ordinary("caf\u00e9\t")), "caf\u00e9\t");
     EXPECT_FALSE(fs::exists(path("out/out")));
 }

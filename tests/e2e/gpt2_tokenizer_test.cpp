@@ -13,6 +13,7 @@
 #include "data/recipes.h"
 #include "tokenizer/batch_encode.h"
 #include "tokenizer/bpe.h"
+#include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge {
@@ -63,7 +64,7 @@ std::vector<std::string> documents(const std::string& name) {
 class Gpt2Tokenizer : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        tokenizer_ = load_tokenizer("gpt2", data_home()).release();
+        tokenizer_ = open_tokenizer("gpt2", data_home()).release();
         goldens_ = new json(json::parse(read_file(std::string(LMFORGE_FIXTURES_DIR) + "/tokenizer/gpt2_goldens.json")));
     }
     static void TearDownTestSuite() {

@@ -10,8 +10,8 @@
 
 #include "backend/gemm.h"
 #include "cli_util.h"
-#include "io/checkpoint.h"
-#include "io/hf_gpt2.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/hf_gpt2.h"
 #include "io/safetensors.h"
 #include "model/pooling.h"
 #include "temp_dir.h"
@@ -138,7 +138,7 @@ TEST_F(HfInterop, ExportTakesTheEndOfTextIdFromTheRunsTokenizer) {
     auto tok = nlohmann::json::parse(test::ascii_tokenizer_json());
     tok["special_tokens"] = {{"<|endoftext|>", 95}};
     write("tok/tokenizer.json", tok.dump());
-    const auto tokenizer = load_tokenizer(path("tok"), "");
+    const auto tokenizer = load_tokenizer(path("tok"));
     ASSERT_EQ(tokenizer->eot_id(), 95);
     const std::string src = kFixtures + "/gpt2-f32";
     Gpt2 model(read_hf_gpt2_config(src), *gemm_);

@@ -14,8 +14,8 @@
 
 #include "ascii_tokenizer.h"
 #include "cli_util.h"
-#include "io/checkpoint.h"
-#include "io/hf_gpt2.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/hf_gpt2.h"
 #include "temp_dir.h"
 #include "tokenizer/tokenizer_io.h"
 
@@ -82,7 +82,7 @@ TEST_F(MultipleChoice, CommandReportsTheAccuracies) {
     }
     const std::string file = write("items.jsonl", jsonl);
     // What the command must print: the accuracies of the independently computed likelihoods.
-    const auto tokenizer = load_tokenizer(path("tok"), "");
+    const auto tokenizer = load_tokenizer(path("tok"));
     const auto items = load_multiple_choice(file, *tokenizer);
     int64_t correct = 0, correct_norm = 0;
     for (const ChoiceItem& item : items) {
@@ -107,7 +107,7 @@ TEST_F(MultipleChoice, CommandReportsTheAccuracies) {
 // An empty context starts from <|endoftext|>: every token of every ending is scored, the
 // first one too (it was scored from nothing, and one-token endings all scored 0).
 TEST_F(MultipleChoice, AnEmptyContextStartsFromEndOfText) {
-    const auto tokenizer = load_tokenizer(char_tokenizer(), "");
+    const auto tokenizer = load_tokenizer(char_tokenizer());
     const std::string file = write("empty.jsonl", R"({"ctx": "", "endings": ["a", "b", "c"], "label": 2})" "\n");
     const std::vector<ChoiceItem> items = load_multiple_choice(file, *tokenizer);
     ASSERT_EQ(items.size(), 1u);

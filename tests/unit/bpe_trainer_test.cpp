@@ -59,7 +59,7 @@ TEST(BpeTrainer, DeterministicConsistentAndRoundTrips) {
     }
     const auto dir = std::filesystem::temp_directory_path() / ("lmforge_bpe_train_" + std::to_string(::getpid()));
     a->save(dir.string());
-    const auto loaded = load_tokenizer(dir.string(), "");
+    const auto loaded = load_tokenizer(dir.string());
     EXPECT_EQ(loaded->encode_ordinary(text), a->encode_ordinary(text));
     std::filesystem::remove_all(dir);
 }
@@ -73,7 +73,7 @@ TEST(BpeTrainer, ATrainedTokenShapedLikeASpecialOneStaysOrdinary) {
     const auto bpe = train_bpe({text}, 400);
     const auto dir = std::filesystem::temp_directory_path() / ("lmforge_bpe_special_" + std::to_string(::getpid()));
     bpe->save(dir.string());
-    const auto loaded = load_tokenizer(dir.string(), "");
+    const auto loaded = load_tokenizer(dir.string());
     EXPECT_EQ(loaded->encode_ordinary(text), bpe->encode_ordinary(text));
     EXPECT_EQ(loaded->decode(loaded->encode_ordinary(text)), text);
     std::filesystem::remove_all(dir);

@@ -210,7 +210,7 @@ protected:
 TEST_F(TokenizerFiles, BpeSavesAndLoadsBack) {
     const auto bpe = tiny_bpe();
     bpe->save(dir_.string());
-    const auto loaded = load_tokenizer(dir_.string(), "");
+    const auto loaded = load_tokenizer(dir_.string());
     const std::string text = "abcab cc aaaa ba bb <|endoftext|> \xff";
     EXPECT_EQ(loaded->encode(text), bpe->encode(text));
     EXPECT_EQ(loaded->vocab_size(), bpe->vocab_size());
@@ -223,7 +223,7 @@ TEST_F(TokenizerFiles, SpecialsOfAnySpellingSurviveSaveAndLoad) {
     const EncoderSpecials sp = add_encoder_specials(*bpe);
     const TokenId spaced = bpe->add_special("<s> ");
     bpe->save(dir_.string());
-    const auto loaded = load_tokenizer(dir_.string(), "");
+    const auto loaded = load_tokenizer(dir_.string());
     const std::string text = "[CLS]ab<s> c[SEP][PAD]<|endoftext|>";
     EXPECT_EQ(loaded->encode(text), bpe->encode(text));
     EXPECT_EQ(loaded->encode(text), (std::vector<TokenId>{sp.cls, 256, spaced, 'c', sp.sep, sp.pad, *bpe->eot_id()}));
@@ -236,7 +236,7 @@ TEST_F(TokenizerFiles, SpecialsOfAnySpellingSurviveSaveAndLoad) {
         nlohmann::json added = saved;
         added[token] = id;
         write("added_tokens.json", added.dump());
-        return test::input_error_of([&] { load_tokenizer(dir_.string(), ""); });
+        return test::input_error_of([&] { load_tokenizer(dir_.string()); });
     };
     const std::string clash = error_with("[X]", 97);
     EXPECT_NE(clash.find("token '[X]' has id 97, which " + (dir_ / "encoder.json").string() + " gives to 'a'"),
@@ -268,7 +268,7 @@ TEST_F(TokenizerFiles, CharTokenizerBuildsSavesAndRefusesUnknownCharacters) {
     EXPECT_EQ(chars.decode(ids), "h\u00f6<|endoftext|>");
     EXPECT_NE(test::input_error_of([&] { chars.encode_ordinary("hex"); }).find("\\x78 at byte 2"), std::string::npos);
     chars.save(dir_.string());
-    const auto loaded = load_tokenizer((dir_ / "tokenizer.json").string(), "");
+    const auto loaded = load_tokenizer((dir_ / "tokenizer.json").string());
     EXPECT_EQ(loaded->kind(), "char");
     EXPECT_EQ(loaded->encode_ordinary("world"), chars.encode_ordinary("world"));
 }
@@ -288,7 +288,7 @@ TEST_F(TokenizerFiles, DamagedFilesAreNamedWithTheLine) {
     EXPECT_NE(test::input_error_of([&] { load_tokenizer_json(write("t.json", R"({"model": {"type": "WordPiece"}})")); })
                   .find("not a BPE tokenizer.json"),
               std::string::npos);
-    EXPECT_NE(test::input_error_of([&] { load_tokenizer("no/such/thing", ""); }).find("unknown tokenizer"), std::string::npos);
+    EXPECT_NE(test::input_error_of([&] { load_tokenizer("no/such/thing"); }).find("unknown tokenizer"), std::string::npos);
     // A tokenizer.json whose normalizer or pre-tokenizer encodes otherwise than GPT-2's (which
     // lmforge would silently ignore), or that lacks a field, is refused by name.
     const auto hf_json = [&](const std::string& extra) {

@@ -1,4 +1,4 @@
-#include "io/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "io/safetensors.h"
-#include "kernels/bf16.h"
+#include "core/bf16.h"
 
 namespace lmforge {
 

@@ -1,4 +1,4 @@
-#include "train/checkpoint_store.h"
+#include "checkpoint/checkpoint_store.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-// The checkpoints of a run directory: checkpoints/step_NNNNNN/ (io/checkpoint.h), a file
+// The checkpoints of a run directory: checkpoints/step_NNNNNN/ (checkpoint/checkpoint.h), a file
 // `latest` naming the newest, and `best/` (the lowest validation loss), keeping the last K.
 // `latest` is replaced atomically after the checkpoint it names is complete, so it always
 // names a whole checkpoint, even when a save was killed half way.
@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "io/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 namespace lmforge {
 

@@ -1,4 +1,4 @@
-#include "io/hf_bert.h"
+#include "checkpoint/hf_bert.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
-#include "io/hf_common.h"
+#include "checkpoint/hf_common.h"
 #include "io/safetensors.h"
 
 namespace lmforge {

@@ -1,4 +1,4 @@
-#include "io/hf_common.h"
+#include "checkpoint/hf_common.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "kernels/bf16.h"
+#include "core/bf16.h"
 
 namespace lmforge {
 

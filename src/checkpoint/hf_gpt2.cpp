@@ -1,4 +1,4 @@
-#include "io/hf_gpt2.h"
+#include "checkpoint/hf_gpt2.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,7 +12,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
-#include "io/hf_common.h"
+#include "checkpoint/hf_common.h"
 #include "io/safetensors.h"
 #include "tokenizer/tokenizer.h"
 

@@ -11,10 +11,10 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/file_io.h"
-#include "io/checkpoint.h"
-#include "io/hf_bert.h"
-#include "io/hf_common.h"
-#include "io/hf_gpt2.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/hf_bert.h"
+#include "checkpoint/hf_common.h"
+#include "checkpoint/hf_gpt2.h"
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge::cli {

@@ -14,7 +14,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
-#include "io/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "model/bert.h"
 #include "model/gpt2.h"
 #include "io/safetensors.h"

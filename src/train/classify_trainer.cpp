@@ -20,7 +20,7 @@
 #include "data/labelled.h"
 #include "distributed/communicator.h"
 #include "distributed/data_parallel.h"
-#include "io/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "optim/lr_schedule.h"
 #include "train/baselines.h"
 #include "train/metrics.h"

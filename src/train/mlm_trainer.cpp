@@ -13,7 +13,7 @@
 #include "core/timer.h"
 #include "distributed/communicator.h"
 #include "distributed/data_parallel.h"
-#include "io/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "model/bert.h"
 #include "optim/lr_schedule.h"
 #include "train/metrics.h"

@@ -16,7 +16,7 @@
 #include "data/instructions.h"
 #include "distributed/communicator.h"
 #include "distributed/data_parallel.h"
-#include "io/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "kernels/crossentropy.h"
 #include "model/gpt2.h"
 #include "model/gpt2_decoder.h"

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "backend/gemm.h"
-#include "io/hf_bert.h"
+#include "checkpoint/hf_bert.h"
 #include "io/safetensors.h"
 #include "temp_dir.h"
 #include "test_util.h"

@@ -8,7 +8,7 @@
 
 #include "backend/gemm.h"
 #include "core/error.h"
-#include "io/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "io/safetensors.h"
 #include "model/gpt2.h"
 #include "temp_dir.h"

@@ -1,7 +1,7 @@
-// train/checkpoint_store: the last keep_last checkpoints kept by step number (past step 999999
+// checkpoint/checkpoint_store: the last keep_last checkpoints kept by step number (past step 999999
 // the names grow a digit), best/ written alone without touching them, and best/ published
 // before `latest` moves on.
-#include "train/checkpoint_store.h"
+#include "checkpoint/checkpoint_store.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,54 @@
+#include "io/json_fields.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace lmforge {
+
+namespace {
+
+const nlohmann::json& field(const nlohmann::json& j, const std::string& key, const std::string& file) {
+    if (!j.is_object() || !j.contains(key)) throw InputError(fmt::format("{}: no field \"{}\"", file, key));
+    return j.at(key);
+}
+
+[[noreturn]] void bad(const std::string& file, const std::string& key, const nlohmann::json& v, const std::string& want) {
+    throw InputError(fmt::format("{}: \"{}\" is {}, not {}", file, key, v.dump(), want),
+                     "the file is damaged or was edited; restore it or use another");
+}
+
+}  // namespace
+
+int64_t json_int(const nlohmann::json& j, const std::string& key, int64_t lo, int64_t hi, const std::string& file) {
+    const nlohmann::json& v = field(j, key, file);
+    const std::string want = fmt::format("a whole number in [{}, {}]", lo, hi);
+    if (v.is_number_unsigned()) {
+        const uint64_t u = v.get<uint64_t>();
+        if (u > static_cast<uint64_t>(hi)) bad(file, key, v, want);
+        return static_cast<int64_t>(u);
+    }
+    if (!v.is_number_integer()) bad(file, key, v, want);
+    const int64_t x = v.get<int64_t>();
+    if (x < lo || x > hi) bad(file, key, v, want);
+    return x;
+}
+
+double json_number(const nlohmann::json& j, const std::string& key, double lo, double hi, const std::string& file) {
+    const nlohmann::json& v = field(j, key, file);
+    const std::string want = fmt::format("a number in [{:g}, {:g}]", lo, hi);
+    if (!v.is_number()) bad(file, key, v, want);
+    const double x = v.get<double>();
+    if (!std::isfinite(x) || x < lo || x > hi) bad(file, key, v, want);
+    return x;
+}
+
+double json_number_or(const nlohmann::json& j, const std::string& key, double lo, double hi, double if_null,
+                      const std::string& file) {
+    if (field(j, key, file).is_null()) return if_null;
+    return json_number(j, key, lo, hi, file);
+}
+
+}  // namespace lmforge

@@ -11,6 +11,15 @@
 namespace lmforge::test {
 
 class TempDirTest : public ::testing::Test {
+public:
+    std::string path(const std::string& name) const { return (dir_ / name).string(); }
+    // Writes bytes to name (parent directories created) and returns its path.
+    std::string write(const std::string& name, const std::string& bytes) {
+        std::filesystem::create_directories((dir_ / name).parent_path());
+        std::ofstream(dir_ / name, std::ios::binary) << bytes;
+        return path(name);
+    }
+
 protected:
     void SetUp() override {
         // Unique per process and test: ctest runs tests as parallel processes.
@@ -20,14 +29,6 @@ protected:
         std::filesystem::create_directories(dir_);
     }
     void TearDown() override { std::filesystem::remove_all(dir_); }
-
-    std::string path(const std::string& name) const { return (dir_ / name).string(); }
-    // Writes bytes to name (parent directories created) and returns its path.
-    std::string write(const std::string& name, const std::string& bytes) {
-        std::filesystem::create_directories((dir_ / name).parent_path());
-        std::ofstream(dir_ / name, std::ios::binary) << bytes;
-        return path(name);
-    }
 
     std::filesystem::path dir_;
 };

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "io/json_fields.h"
 #include "io/safetensors.h"
 #include "core/bf16.h"
 
@@ -116,6 +117,8 @@ void save_model_weights(const Model& model, const std::string& path) {
     w.write(path);
 }
 
+json read_model_json(const std::string& path) { return model_metadata(path); }
+
 std::string read_model_arch(const std::string& path) { return model_metadata(path).value("arch", "gpt2"); }
 
 Gpt2Config read_model_config(const std::string& path) {
@@ -182,10 +185,73 @@ void check_covers_layout(const OptimizerMoments& moments, const Model& model) {
     }
 }
 
+json state_json(const TrainingState& state, int64_t optimizer_steps, const Model& model) {
+    const auto finite_or_null = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
+    return {{"task", state.task},
+            {"step", state.step},
+            {"optimizer_steps", optimizer_steps},
+            {"data", state.data},
+            {"best_metric", finite_or_null(state.best_metric)},
+            {"best_loss", finite_or_null(state.best_loss)},
+            {"best_step", state.best_step},
+            {"epoch_loss",
+             {{"sum", state.epoch_loss.sum}, {"count", state.epoch_loss.count}, {"correct", state.epoch_loss.correct}}},
+            {"tokens_seen", state.tokens_seen},
+            {"train_seconds", state.train_seconds},
+            {"global_batch", state.global_batch},
+            {"max_steps", state.max_steps},
+            {"eval_sequences", state.eval_sequences},
+            {"data_fingerprint", state.data_fingerprint},
+            {"model", json::parse(model.config_json())}};
+}
+
+// A checkpoint of an lmforge before the one trainer: the language-model task, its loader's
+// position beside the sampling RNG, the best validation loss, the global batch in tokens.
+void read_older_state(const json& j, TrainingState& state, const std::string& path) {
+    state.task = "lm";
+    state.data = {{"loader", j.at("loader")}, {"sample_rng", j.at("sample_rng")}};
+    state.best_loss = state.best_metric = json_number_or(j, "best_val_loss", 0, HUGE_VAL, HUGE_VAL, path);
+    state.batch_tokens = j.contains("batch_tokens") ? json_int(j, "batch_tokens", 0, kMaxCount, path) : 0;
+}
+
+// Fills state from a state.json (every number checked, io/json_fields.h); returns the
+// optimizer's step count.
+int64_t read_state(const std::string& path, TrainingState& state) {
+    const MappedFile file(path);
+    const auto* text = reinterpret_cast<const char*>(file.bytes().data());
+    const json j = json::parse(text, text + file.size(), nullptr, false);
+    if (!j.is_object()) throw InputError(fmt::format("{}: damaged: not a JSON object", path), "resume from another checkpoint");
+    try {
+        state.step = json_int(j, "step", 0, kMaxCount, path);
+        if (!j.contains("task")) {
+            read_older_state(j, state, path);
+        } else {
+            state.task = j.at("task").get<std::string>();
+            state.data = j.at("data");
+            // Losses are not negative; a metric where higher is better is negated, and lies in [0, 1].
+            state.best_metric = json_number_or(j, "best_metric", -1, HUGE_VAL, HUGE_VAL, path);
+            state.best_loss = json_number_or(j, "best_loss", 0, HUGE_VAL, HUGE_VAL, path);
+            state.best_step = json_int(j, "best_step", -1, state.step, path);
+            const json& e = j.at("epoch_loss");
+            state.epoch_loss = {json_number(e, "sum", 0, HUGE_VAL, path), json_int(e, "count", 0, kMaxCount, path),
+                                json_int(e, "correct", 0, kMaxCount, path)};
+            state.global_batch = json_int(j, "global_batch", 0, kMaxCount, path);
+            state.eval_sequences = json_int(j, "eval_sequences", 0, kMaxCount, path);
+            state.data_fingerprint = j.at("data_fingerprint").get<std::string>();
+        }
+        state.tokens_seen = json_int(j, "tokens_seen", 0, kMaxCount, path);
+        state.train_seconds = json_number(j, "train_seconds", 0, HUGE_VAL, path);
+        state.max_steps = j.contains("max_steps") ? json_int(j, "max_steps", 0, kMaxCount, path) : 0;
+        return json_int(j, "optimizer_steps", 0, kMaxCount, path);
+    } catch (const json::exception& e) {
+        throw InputError(fmt::format("{}: damaged: {}", path, e.what()), "resume from another checkpoint");
+    }
+}
+
 }  // namespace
 
 void save_checkpoint(const std::string& dir, const Model& model, const OptimizerMoments& moments,
-                     const TrainingState& state, const std::string& config_toml) {
+                     const TrainingState& state, const CheckpointFiles& files) {
     check_covers_layout(moments, model);
     publish_directory(dir, [&](const std::string& tmp) {
         save_model_weights(model, tmp + "/model.safetensors");
@@ -206,21 +272,16 @@ void save_checkpoint(const std::string& dir, const Model& model, const Optimizer
         if (const char* f = std::getenv("LMFORGE_FAULT_KILL_IN_SAVE"); f != nullptr && std::atoll(f) == state.step) {
             std::raise(SIGKILL);
         }
-        const json j = {
-            {"step", state.step},
-            {"optimizer_steps", moments.steps},
-            {"loader", {{"epoch", state.loader.epoch}, {"cursor", state.loader.cursor},
-                        {"windows", state.loader.windows}, {"seed", state.loader.seed}}},
-            {"sample_rng", state.sample_rng},
-            {"best_val_loss", std::isfinite(state.best_val_loss) ? json(state.best_val_loss) : json(nullptr)},
-            {"tokens_seen", state.tokens_seen},
-            {"train_seconds", state.train_seconds},
-            {"batch_tokens", state.batch_tokens},
-            {"max_steps", state.max_steps},
-            {"model", json::parse(model.config_json())}};
+        const json j = state_json(state, moments.steps, model);
         write_text_atomic(tmp + "/state.json", j.dump(2) + "\n");
-        write_text_atomic(tmp + "/config.toml", config_toml);
+        for (const auto& [name, content] : files) write_text_atomic(tmp + "/" + name, content);
     });
+}
+
+TrainingState read_training_state(const std::string& dir) {
+    TrainingState state;
+    read_state(dir + "/state.json", state);
+    return state;
 }
 
 void load_checkpoint(const std::string& dir, Model& model, OptimizerMoments& moments, TrainingState& state) {
@@ -240,24 +301,7 @@ void load_checkpoint(const std::string& dir, Model& model, OptimizerMoments& mom
         read_moment(opt, s, "m/", lo, hi, wide ? mv.m.data() + at : nullptr, wide ? nullptr : mv.m_bf16.data() + at);
         read_moment(opt, s, "v/", lo, hi, wide ? mv.v.data() + at : nullptr, wide ? nullptr : mv.v_bf16.data() + at);
     }
-    const MappedFile file(dir + "/state.json");
-    try {
-        const json j = json::parse(reinterpret_cast<const char*>(file.bytes().data()),
-                                   reinterpret_cast<const char*>(file.bytes().data()) + file.size());
-        state.step = j.at("step");
-        moments.steps = j.at("optimizer_steps");
-        const json& l = j.at("loader");
-        state.loader = {l.at("epoch"), l.at("cursor"), l.at("windows"), l.at("seed")};
-        state.sample_rng = j.at("sample_rng").get<Rng::State>();
-        state.best_val_loss = j.at("best_val_loss").is_null() ? std::numeric_limits<double>::infinity()
-                                                              : j.at("best_val_loss").get<double>();
-        state.tokens_seen = j.at("tokens_seen");
-        state.train_seconds = j.at("train_seconds");
-        state.batch_tokens = j.value("batch_tokens", int64_t{0});
-        state.max_steps = j.value("max_steps", int64_t{0});
-    } catch (const json::exception& e) {
-        throw InputError(fmt::format("{}/state.json: damaged: {}", dir, e.what()), "resume from another checkpoint");
-    }
+    moments.steps = read_state(dir + "/state.json", state);
 }
 
 }  // namespace lmforge

@@ -4,18 +4,20 @@
 //                          the architecture and shape in the metadata ("lmforge_config")
 //   optimizer.safetensors  AdamW's moments, "m/<name>" and "v/<name>", F32 or BF16 as the run
 //                          keeps them (a resume in the other precision converts them)
-//   state.json             step, optimizer steps, data-loader position, sampling RNG, best
-//                          validation loss, tokens seen
+//   state.json             the task, step, optimizer steps, the task's data position, best/'s
+//                          evaluation, the global batch, tokens seen, the data's fingerprint
 //   config.toml            the run's resolved configuration
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "core/rng.h"
-#include "data/dataloader.h"
+#include <nlohmann/json.hpp>
+
+#include "model/batch.h"
 #include "model/bert_config.h"
 #include "model/gpt2_config.h"
 #include "model/model.h"
@@ -24,14 +26,22 @@
 namespace lmforge {
 
 struct TrainingState {
-    int64_t step = 0;  // optimizer steps completed
-    DataLoaderState loader;
-    Rng::State sample_rng{};
-    double best_val_loss = std::numeric_limits<double>::infinity();
+    std::string task = "lm";  // train.task of the run
+    int64_t step = 0;         // optimizer steps completed
+    // Where the task's data stands, and what else it draws at random (train/task.h).
+    nlohmann::json data = nlohmann::json::object();
+    // best/'s evaluation: the lowest (rank_metric, loss) so far (train/task.h), at best_step.
+    double best_metric = std::numeric_limits<double>::infinity();
+    double best_loss = std::numeric_limits<double>::infinity();
+    int64_t best_step = -1;
+    LossSum epoch_loss;        // the training losses of the epoch under way (epoch-based tasks)
     int64_t tokens_seen = 0;
     double train_seconds = 0;  // wall time spent training, over all sessions
-    int64_t batch_tokens = 0;  // the global batch in tokens (0: a checkpoint from before it was kept)
-    int64_t max_steps = 0;     // the length the schedule was laid over (0: likewise unknown)
+    int64_t global_batch = 0;  // sequences per step, all processes (0: an older checkpoint's)
+    int64_t batch_tokens = 0;  // an older lm checkpoint's global batch, in tokens
+    int64_t max_steps = 0;     // the steps the schedule spans (0: unknown)
+    int64_t eval_sequences = 0;  // an evaluation's sequences (train/task.h; 0: unknown)
+    std::string data_fingerprint;  // of the files the task read (data/fingerprint.h)
 };
 
 // model.safetensors alone: what export, sampling and evaluation need.
@@ -43,6 +53,8 @@ void load_model_weights(Model& model, const std::string& path);
 // and so does one started from a classifier of another number of classes (its head's name
 // is returned with the file's count).
 std::vector<std::string> load_matching_weights(Model& model, const std::string& path);
+// The architecture and shape recorded in a model.safetensors (Model::config_json()).
+nlohmann::json read_model_json(const std::string& path);
 // The architecture recorded in a model.safetensors: "gpt2" or "bert".
 std::string read_model_arch(const std::string& path);
 // The model shape recorded in a model.safetensors; InputError if it is of the other
@@ -50,9 +62,15 @@ std::string read_model_arch(const std::string& path);
 Gpt2Config read_model_config(const std::string& path);
 BertConfig read_bert_config(const std::string& path);
 
+// Files a checkpoint holds beside the weights, as (name, content): config.toml, a task's own.
+using CheckpointFiles = std::vector<std::pair<std::string, std::string>>;
+
 // Writes the whole checkpoint directory `dir` atomically; the moments must cover the layout.
 void save_checkpoint(const std::string& dir, const Model& model, const OptimizerMoments& moments,
-                     const TrainingState& state, const std::string& config_toml);
+                     const TrainingState& state, const CheckpointFiles& files);
+// The training state alone (state.json), every number range-checked: InputError for a
+// damaged or edited one.
+TrainingState read_training_state(const std::string& dir);
 // Loads weights, moments (the part of the layout they stand for) and state from `dir` into a
 // model of the same shape.
 void load_checkpoint(const std::string& dir, Model& model, OptimizerMoments& moments, TrainingState& state);

@@ -16,23 +16,30 @@ namespace fs = std::filesystem;
 CheckpointStore::CheckpointStore(std::string run_dir, int64_t keep_last)
     : run_dir_(std::move(run_dir)), dir_(run_dir_ + "/checkpoints"), keep_last_(keep_last) {}
 
+namespace {
+
+// dir published as hard links to the files of `from`: a second name, not a copy.
+void publish_links(const std::string& dir, const std::string& from) {
+    publish_directory(dir, [&](const std::string& tmp) {
+        for (const auto& e : fs::directory_iterator(from)) {
+            fs::create_hard_link(e.path(), fs::path(tmp) / e.path().filename());
+        }
+    });
+}
+
+}  // namespace
+
 std::string CheckpointStore::save(const Model& model, const OptimizerMoments& moments, const TrainingState& state,
-                                  const std::string& config_toml, bool is_best) {
+                                  const CheckpointFiles& files, bool is_best) {
     const std::string name = fmt::format("step_{:06d}", state.step);
     const std::string path = dir_ + "/" + name;
     fs::create_directories(dir_);
-    save_checkpoint(path, model, moments, state, config_toml);
-    if (is_best) {
-        // best/: hard links to this checkpoint's files (no copy), published atomically, and
-        // before `latest` moves on: a kill between the two then resumes from the previous
-        // checkpoint, whose state has the previous best loss, and the replayed evaluation
-        // publishes best/ again (the other order left a best/ that no resume would renew).
-        publish_directory(run_dir_ + "/best", [&](const std::string& tmp) {
-            for (const auto& e : fs::directory_iterator(path)) {
-                fs::create_hard_link(e.path(), fs::path(tmp) / e.path().filename());
-            }
-        });
-    }
+    save_checkpoint(path, model, moments, state, files);
+    // best/: hard links to this checkpoint's files, published before `latest` moves on: a kill
+    // between the two then resumes from the previous checkpoint, whose state has the previous
+    // best, and the replayed evaluation publishes best/ again (the other order left a best/
+    // that no resume would renew).
+    if (is_best) publish_links(run_dir_ + "/best", path);
     write_text_atomic(run_dir_ + "/latest", name + "\n");
     // Oldest first by step number: past step 999999 the names grow a digit and no longer sort
     // as text.
@@ -56,11 +63,13 @@ std::string CheckpointStore::save(const Model& model, const OptimizerMoments& mo
 }
 
 std::string CheckpointStore::save_best(const Model& model, const OptimizerMoments& moments, const TrainingState& state,
-                                       const std::string& config_toml) {
+                                       const CheckpointFiles& files) {
     const std::string path = run_dir_ + "/best";
-    save_checkpoint(path, model, moments, state, config_toml);
+    save_checkpoint(path, model, moments, state, files);
     return path;
 }
+
+void CheckpointStore::publish_final(const std::string& checkpoint) const { publish_links(run_dir_ + "/final", checkpoint); }
 
 std::optional<std::string> CheckpointStore::latest() const {
     std::ifstream in(run_dir_ + "/latest");

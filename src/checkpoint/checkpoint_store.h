@@ -1,5 +1,6 @@
 // The checkpoints of a run directory: checkpoints/step_NNNNNN/ (checkpoint/checkpoint.h), a file
-// `latest` naming the newest, and `best/` (the lowest validation loss), keeping the last K.
+// `latest` naming the newest, `best/` (the best evaluation) and `final/` (the last step of a
+// finished run), keeping the last K.
 // `latest` is replaced atomically after the checkpoint it names is complete, so it always
 // names a whole checkpoint, even when a save was killed half way.
 #pragma once
@@ -18,12 +19,15 @@ public:
     // Saves the checkpoint for state.step, points `latest` at it, copies it to best/ if
     // is_best, and removes checkpoints beyond the last keep_last. Returns its directory.
     std::string save(const Model& model, const OptimizerMoments& moments, const TrainingState& state,
-                     const std::string& config_toml, bool is_best);
+                     const CheckpointFiles& files, bool is_best);
 
     // Saves the checkpoint for state.step as best/ only (an evaluation that improved on a step
     // that keeps no checkpoint); `latest` and the kept checkpoints stay as they are.
     std::string save_best(const Model& model, const OptimizerMoments& moments, const TrainingState& state,
-                          const std::string& config_toml);
+                          const CheckpointFiles& files);
+
+    // Publishes `final/` as hard links to the files of `checkpoint` (no copy).
+    void publish_final(const std::string& checkpoint) const;
 
     // The directory `latest` names, if any.
     std::optional<std::string> latest() const;

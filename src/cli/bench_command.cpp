@@ -82,9 +82,8 @@ void run(const BenchFlags& f) {
             {"loss_last", r.loss_last}, {"max_rss_mb", r.max_rss_mb},
             {"activation_mb", r.activation_mb}, {"recompute", recompute_name(opts.recompute)},
             {"moments", moment_precision_name(opts.moments)},
-            {"activation_saved_mb", r.activation_saved_mb}, {"zero_ms", r.zero_ms},
-            {"forward_ms", r.forward_ms}, {"backward_ms", r.backward_ms},
-            {"clip_ms", r.clip_ms}, {"optimizer_ms", r.optimizer_ms}};
+            {"activation_saved_mb", r.activation_saved_mb}, {"forward_backward_ms", r.forward_backward_ms},
+            {"optimizer_ms", r.optimizer_ms}};
         fmt::print("{}\n", j.dump());
         return;
     }
@@ -95,8 +94,8 @@ void run(const BenchFlags& f) {
     fmt::print("cpu        {}\n", cpu_model());
     fmt::print("step       {:.1f} ms median (min {:.1f}, max {:.1f})\n", r.step_ms_median,
                r.step_ms_min, r.step_ms_max);
-    fmt::print("phases     zero {:.1f}, forward {:.1f}, backward {:.1f}, grad norm {:.1f}, AdamW {:.1f} ms\n",
-               r.zero_ms, r.forward_ms, r.backward_ms, r.clip_ms, r.optimizer_ms);
+    fmt::print("phases     forward + backward {:.1f}, grad norm + AdamW {:.1f} ms\n", r.forward_backward_ms,
+               r.optimizer_ms);
     fmt::print("throughput {:.0f} tokens/s, {:.1f} model GFLOP/s = {:.1f}% of {:.0f} GFLOP/s peak\n",
                r.tokens_per_s, r.model_gflops, 100.0 * r.utilisation, opts.peak_gflops);
     fmt::print("memory     {:.0f} MiB peak RSS ({:.0f} MiB activations, recompute {}: {:.0f} MiB saved; Adam moments in {})\n",

@@ -3,6 +3,9 @@
 // JSON (also under mpirun: items sharded over ranks).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -77,11 +80,15 @@ void add_eval_command(CLI::App& app) {
         const int64_t T = f->seq_len > 0 ? f->seq_len : cfg.block_size;
         model.plan(f->batch_size, T);
         DataLoader loader({f->data, f->split, f->batch_size, T, 0, 1, false, 0, cfg.vocab_size});
-        const EvalResult r = evaluate(model, loader, f->batches);
+        const LossSum r = evaluate_windows(model, loader, f->batches * f->batch_size);
         if (comm->rank() != 0) return;  // under mpirun every rank computes alike; one answers
+        const int64_t all = loader.windows_per_epoch();
+        const int64_t windows = f->batches > 0 ? std::min(f->batches * f->batch_size, all) : all;
+        const double loss = r.count > 0 ? r.mean() : std::nan("");
         const nlohmann::ordered_json j = {{"checkpoint", f->checkpoint}, {"data", f->data}, {"split", f->split},
-                                          {"loss", r.loss}, {"perplexity", r.perplexity}, {"batches", r.batches},
-                                          {"tokens", r.tokens}, {"seq_len", T}};
+                                          {"loss", loss}, {"perplexity", std::exp(loss)},
+                                          {"batches", (windows + f->batch_size - 1) / f->batch_size},
+                                          {"tokens", r.count}, {"seq_len", T}};
         fmt::print("{}\n", j.dump());
     });
 }

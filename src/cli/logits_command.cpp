@@ -69,22 +69,15 @@ Logits run_model(const std::string& weights, const std::string& ids_text) {
     const auto T = static_cast<int64_t>(ids.size());
     if (T > context) throw InputError(fmt::format("--ids: {} tokens exceed the model's context of {}", T, context));
     load_model_weights(*model, weights);
-    model->plan(1, T);
     const int64_t V = model->vocab_size(), L = model->num_labels();
-    if (L > 0) {
-        const auto length = static_cast<int32_t>(T);
-        model->forward_classify(ids.data(), &length, nullptr);
-        return {{model->class_logits(), model->class_logits() + L}, 1, L, true};
-    }
+    const Batch batch{.B = 1, .T = T, .inputs = ids, .lengths = {static_cast<int32_t>(T)}};
+    model->forward(batch);
+    if (L > 0) return {{model->class_logits(), model->class_logits() + L}, 1, L, true};
     Logits out{std::vector<float>(T * V), T, V, false};
     if (bert) {
-        auto& m = static_cast<Bert&>(*model);
-        const auto length = static_cast<int32_t>(T);
-        m.forward_mlm(ids.data(), &length, nullptr);
-        std::copy_n(m.logits(), T * V, out.values.begin());
+        std::copy_n(static_cast<Bert&>(*model).logits(), T * V, out.values.begin());
     } else {
         auto& m = static_cast<Gpt2&>(*model);
-        m.forward(ids.data(), nullptr);
         const int64_t Vp = m.config().padded_vocab();
         for (int64_t t = 0; t < T; t++) std::copy_n(m.logits() + t * Vp, V, out.values.begin() + t * V);
     }

@@ -62,4 +62,12 @@ void Rng::fill_normal(float* out, int64_t n, float mean, float std) {
     }
 }
 
+uint64_t mix_seed(uint64_t seed, uint64_t key) {
+    // splitmix64's finaliser over both: every input bit reaches every output bit.
+    uint64_t z = seed * 0x9E3779B97F4A7C15ull ^ (key + 0x632BE59BD9B4E019ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 }  // namespace lmforge

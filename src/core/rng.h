@@ -28,4 +28,9 @@ private:
     State s_{};
 };
 
+// 64 well-mixed bits from (seed, key): the seed of an item's own random draws (a masked-LM
+// row's masks, say), so that they depend on neither the process that draws them nor the
+// order of the draws.
+uint64_t mix_seed(uint64_t seed, uint64_t key);
+
 }  // namespace lmforge

@@ -99,6 +99,12 @@ public:
         check(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "Allreduce");
         return value;
     }
+    void allreduce_sum(double* data, int64_t n) override {
+        for (int64_t at = 0; at < n; at += kChunk) {
+            const int count = static_cast<int>(std::min(kChunk, n - at));
+            check(MPI_Allreduce(MPI_IN_PLACE, data + at, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "Allreduce");
+        }
+    }
     double allreduce_max(double value) override {
         check(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "Allreduce");
         return value;

@@ -16,6 +16,7 @@ public:
     std::string name() const override { return "single"; }
     void allreduce_sum(float*, int64_t) override {}
     double allreduce_sum(double value) override { return value; }
+    void allreduce_sum(double*, int64_t) override {}
     double allreduce_max(double value) override { return value; }
     void start_allreduce_sum(float*, int64_t) override {}
     void progress() override {}

@@ -24,6 +24,7 @@ public:
     // data (n) = the element-wise sum over ranks, in place.
     virtual void allreduce_sum(float* data, int64_t n) = 0;
     virtual double allreduce_sum(double value) = 0;
+    virtual void allreduce_sum(double* data, int64_t n) = 0;  // counts and sums that must stay exact
     virtual double allreduce_max(double value) = 0;
 
     // The same, started now and finished by wait_all(): for overlapping communication with

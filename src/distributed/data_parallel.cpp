@@ -59,8 +59,11 @@ double DataParallel::step(float lr, double grad_clip) {
         model_.set_grads_ready_hook({});
         comm_seconds_ = sync_->wait_seconds();
     }
+    if (profiler_ != nullptr) profiler_->start();
     const double norm = grad_norm(grads, total);
+    if (profiler_ != nullptr) profiler_->lap("grad_norm");
     adam_->step(params, grads, lr, clip_factor(norm, grad_clip), model_.half_weights());
+    if (profiler_ != nullptr) profiler_->lap("adamw");
     return norm;
 }
 

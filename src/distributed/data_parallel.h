@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core/aligned_buffer.h"
+#include "core/profiler.h"
 #include "distributed/communicator.h"
 #include "distributed/grad_sync.h"
 #include "model/model.h"
@@ -59,6 +60,9 @@ public:
     OptimizerMoments moments_for_load();
     void adopt_loaded(const OptimizerMoments& loaded);
 
+    Communicator& comm() { return comm_; }
+    // Times the gradient norm and AdamW into `profiler` as rows of their own (null: no timing).
+    void set_profiler(Profiler* profiler) { profiler_ = profiler; }
     double comm_seconds() const { return comm_seconds_; }  // the last step's, not hidden by compute
     int64_t buckets() const { return sync_ ? sync_->buckets() : 0; }  // the last step's all-reduces
     int64_t moment_bytes() const;                          // optimizer state held by this rank
@@ -73,6 +77,7 @@ private:
     std::unique_ptr<GradSync> sync_;
     AlignedBuffer<float> shard_grads_;     // ZeRO-1: this rank's summed gradients
     double comm_seconds_ = 0;
+    Profiler* profiler_ = nullptr;
 };
 
 }  // namespace lmforge

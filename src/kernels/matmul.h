@@ -16,8 +16,9 @@ namespace lmforge::kernels {
 void matmul_forward(backend::Gemm& gemm, float* out, const float* inp, const float* weight,
                     const float* bias, int64_t N, int64_t C, int64_t OC);
 
-// How backward treats the weight gradient: add to it, or overwrite it. Overwriting lets the
-// first backward after zero_grad() skip zeroing the largest gradients.
+// How backward treats the weight gradient: add to it, or overwrite it. Overwriting lets a
+// step's first backward (Model::forward_backward without accumulate) skip zeroing the largest
+// gradients.
 enum class WeightGrad { Accumulate, Overwrite };
 
 // dinp (N, C) = dout · weightᵀ (written, so it needs no zeroing); dbias (OC) += column sums

@@ -83,20 +83,50 @@ void Bert::half_copy(uint16_t* out_h, const float* x, int64_t n) {
     if (precision_ == Precision::Bf16) to_bf16(out_h, x, n);
 }
 
-void Bert::check_batch(const int32_t* inputs, const int32_t* lengths) {
-    if (B_ == 0) throw Error("Bert::forward before plan()");
-    for (int64_t i = 0; i < B_ * T_; i++) {
-        if (inputs[i] < 0 || inputs[i] >= cfg_.vocab_size) {
+void Bert::check_batch(const Batch& batch) const {
+    const int64_t N = B_ * T_, V = cfg_.vocab_size;
+    for (int64_t i = 0; i < N; i++) {
+        if (batch.inputs[i] < 0 || batch.inputs[i] >= V) {
             throw InputError(fmt::format("input token id {} at batch row {}, position {} is outside the vocabulary "
                                          "[0, {})",
-                                         inputs[i], i / T_, i % T_, cfg_.vocab_size),
+                                         batch.inputs[i], i / T_, i % T_, V),
                              "the data was tokenized with a larger vocabulary than the model's");
         }
     }
-    for (int64_t b = 0; b < B_; b++) {
-        if (lengths[b] < 1 || lengths[b] > T_) {
-            throw InputError(fmt::format("sequence {} has length {}, outside 1..{}", b, lengths[b], T_));
+    for (int64_t b = 0; b < static_cast<int64_t>(batch.lengths.size()); b++) {
+        if (batch.lengths[b] < 1 || batch.lengths[b] > T_) {
+            throw InputError(fmt::format("sequence {} has length {}, outside 1..{}", b, batch.lengths[b], T_));
         }
+    }
+    for (int64_t i = 0; i < static_cast<int64_t>(batch.targets.size()); i++) {
+        const int32_t t = batch.targets[i];
+        if (t != kIgnoreIndex && (t < 0 || t >= V)) {
+            throw InputError(fmt::format("target token id {} at batch row {}, position {} is outside the "
+                                         "vocabulary [0, {})",
+                                         t, i / T_, i % T_, V));
+        }
+    }
+    for (size_t b = 0; b < batch.labels.size(); b++) {
+        if (batch.labels[b] < 0 || batch.labels[b] >= cfg_.num_labels) {
+            throw InputError(fmt::format("label {} of sequence {} is outside 0..{}", batch.labels[b], b,
+                                         cfg_.num_labels - 1),
+                             "labels are class indices below model.num_labels");
+        }
+    }
+}
+
+void Bert::forward_start(const Batch& batch) {
+    check_shape(batch);
+    plan(batch.B, batch.T);
+    if (!batch.lengths.empty() && static_cast<int64_t>(batch.lengths.size()) != B_) {
+        throw Error("Bert: a batch's lengths must have B entries");
+    }
+    check_batch(batch);
+    if (batch.lengths.empty()) {
+        const std::vector<int32_t> whole(static_cast<size_t>(B_), static_cast<int32_t>(T_));
+        forward_body(batch.inputs.data(), whole.data());
+    } else {
+        forward_body(batch.inputs.data(), batch.lengths.data());
     }
 }
 
@@ -155,31 +185,41 @@ void Bert::forward_body(const int32_t* inputs, const int32_t* lengths) {
         x_h = a.out_h;
     }
     inputs_ = inputs;
-    labels_ = nullptr;
-    mlm_pending_ = false;
-    counted_ = 0;
-    mlm_correct_ = 0;
 }
 
-float Bert::forward_mlm(const int32_t* inputs, const int32_t* lengths, const int32_t* targets) {
-    // The promise is this forward's, even if it throws: a later forward must not inherit it.
-    const std::optional<float> expected_scale = std::exchange(expected_loss_scale_, std::nullopt);
-    head_grads_scale_.reset();
-    if (cfg_.num_labels > 0) throw Error("Bert::forward_mlm on a model with a classification head");
-    check_batch(inputs, lengths);
-    const int64_t N = B_ * T_, H = cfg_.hidden, V = cfg_.vocab_size;
-    if (targets != nullptr) {
-        for (int64_t i = 0; i < N; i++) {
-            if (targets[i] != kIgnoreIndex && (targets[i] < 0 || targets[i] >= V)) {
-                throw InputError(fmt::format("target token id {} at batch row {}, position {} is outside the "
-                                             "vocabulary [0, {})",
-                                             targets[i], i / T_, i % T_, V));
-            }
-        }
+LossSum Bert::forward_backward(const Batch& batch, float grad_scale, bool accumulate) {
+    const bool classify = cfg_.num_labels > 0;
+    if (classify ? batch.labels.empty() : batch.targets.empty()) {
+        throw Error(fmt::format("Bert::forward_backward needs {}", classify ? "labels" : "targets"));
     }
-    forward_body(inputs, lengths);
+    forward_start(batch);
+    const WeightGrad mode = begin_backward(accumulate);
+    zero(acts_.dx, B_ * T_ * cfg_.hidden);
+    LossSum loss;
+    if (classify) {
+        loss = classify_head(batch.labels.data());
+        classify_head_backward(batch.labels.data(), grad_scale, mode);
+    } else {
+        loss = mlm_head(batch.targets.data(), &grad_scale, mode);
+    }
+    grads_ready(layer_begin_.back(), layout_.total());
+    backward_body(mode);
+    return loss;
+}
+
+LossSum Bert::forward(const Batch& batch) {
+    forward_start(batch);
+    if (cfg_.num_labels > 0) return classify_head(batch.labels.empty() ? nullptr : batch.labels.data());
+    if (!batch.targets.empty()) return mlm_head(batch.targets.data(), nullptr, WeightGrad::Overwrite);
+    mlm_transform_forward(nullptr);
+    mlm_logits();
+    return {};
+}
+
+int64_t Bert::mlm_transform_forward(const int32_t* targets) {
     // Only the rows with a target go through the head (all rows for logits): the transform is
     // per position, so gathering first is exact and saves most of the head's work.
+    const int64_t N = B_ * T_, H = cfg_.hidden;
     int64_t M = 0;
     for (int64_t i = 0; i < N; i++) {
         if (targets == nullptr || targets[i] != kIgnoreIndex) {
@@ -199,74 +239,60 @@ float Bert::forward_mlm(const int32_t* inputs, const int32_t* lengths, const int
                       cfg_.layer_norm_eps);
     half_copy(acts_.mlm_z_h, acts_.mlm_z, M * H);
     lap("mlm_transform_fwd");
-    if (targets == nullptr) {
-        if (logits_.size() != static_cast<size_t>(N * V)) logits_ = AlignedBuffer<float>(N * V);
-        const backend::GemmShape shape{.M = N, .N = V, .K = H, .trans_b = true};
-        if (precision_ == Precision::Fp32) {
-            gemm_.run(shape, acts_.mlm_z, p_.word, logits_.data(), p_.mlm_bias);
-        } else {
-            gemm_.run_bf16(shape, acts_.mlm_z_h, half(p_.word), logits_.data(), p_.mlm_bias);
-        }
-        lap("lm_head_fwd");
-        return 0.0f;
+    return M;
+}
+
+void Bert::mlm_logits() {
+    const int64_t N = B_ * T_, H = cfg_.hidden, V = cfg_.vocab_size;
+    if (logits_.size() != static_cast<size_t>(N * V)) logits_ = AlignedBuffer<float>(N * V);
+    const backend::GemmShape shape{.M = N, .N = V, .K = H, .trans_b = true};
+    if (precision_ == Precision::Fp32) {
+        gemm_.run(shape, acts_.mlm_z, p_.word, logits_.data(), p_.mlm_bias);
+    } else {
+        gemm_.run_bf16(shape, acts_.mlm_z_h, half(p_.word), logits_.data(), p_.mlm_bias);
     }
+    lap("lm_head_fwd");
+}
+
+LossSum Bert::mlm_head(const int32_t* targets, const float* grad_scale, WeightGrad mode) {
+    const int64_t N = B_ * T_, H = cfg_.hidden, V = cfg_.vocab_size;
+    const int64_t M = mlm_transform_forward(targets);
     const LmHeadLossShape shape{.N = M, .C = H, .V = V, .Vp = cfg_.padded_vocab(), .chunk = lm_head_chunk(N, V),
                                 .rows = lm_head_rows(M, V)};
     // (Rows go in blocks of lm_head_rows(M), never more than the lm_head_rows(N) the scratch
     // was planned for.) With no masked row the one pass would write no word-embedding
-    // gradient at all, so that case keeps the plain path, whose backward writes zeros.
-    if (expected_scale && M > 0) {
-        // Training: the decoder's gradients in the same pass (lm_head_loss.h), for the
-        // backward(*expected_scale) that is promised to follow.
-        head_grads_mode_ = begin_backward();
-        head_grads_scale_ = *expected_scale;
-        const bool accumulate = head_grads_mode_ == WeightGrad::Accumulate;
-        const float dloss = *expected_scale / static_cast<float>(M);
-        if (precision_ == Precision::Fp32) {
-            lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, g_.word, g_.mlm_bias,
-                               accumulate, acts_.mlm_z, p_.word, p_.mlm_bias, acts_.mlm_targets, dloss,
-                               acts_.logits_chunk, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
-        } else {
-            lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, g_.word, g_.mlm_bias,
-                               accumulate, acts_.mlm_z_h, half(p_.word), p_.mlm_bias, acts_.mlm_targets, dloss,
-                               acts_.logits_chunk, acts_.dlogits_chunk_h, acts_.target_logit, acts_.mlm_max);
-        }
-        lap("lm_head_loss_fwd_bwd");
+    // gradient at all, so that case keeps the separate passes, whose backward writes zeros.
+    const bool accumulate = mode == WeightGrad::Accumulate;
+    const bool one_pass = grad_scale != nullptr && M > 0;
+    if (one_pass && precision_ == Precision::Fp32) {
+        lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, g_.word, g_.mlm_bias,
+                           accumulate, acts_.mlm_z, p_.word, p_.mlm_bias, acts_.mlm_targets, *grad_scale,
+                           acts_.logits_chunk, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
+    } else if (one_pass) {
+        lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, g_.word, g_.mlm_bias,
+                           accumulate, acts_.mlm_z_h, half(p_.word), p_.mlm_bias, acts_.mlm_targets, *grad_scale,
+                           acts_.logits_chunk, acts_.dlogits_chunk_h, acts_.target_logit, acts_.mlm_max);
+    } else if (precision_ == Precision::Fp32) {
+        lm_head_loss_forward(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.mlm_z, p_.word, p_.mlm_bias,
+                             acts_.mlm_targets, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
     } else {
-        if (precision_ == Precision::Fp32) {
-            lm_head_loss_forward(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.mlm_z, p_.word, p_.mlm_bias,
-                                 acts_.mlm_targets, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
-        } else {
-            lm_head_loss_forward(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.mlm_z_h, half(p_.word),
-                                 p_.mlm_bias, acts_.mlm_targets, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
-        }
-        lap("lm_head_loss_fwd");
+        lm_head_loss_forward(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.mlm_z_h, half(p_.word),
+                             p_.mlm_bias, acts_.mlm_targets, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
     }
-    double sum = 0.0;
+    lap(one_pass ? "lm_head_loss_fwd_bwd" : "lm_head_loss_fwd");
+    LossSum loss{.count = M};
     for (int64_t m = 0; m < M; m++) {
-        sum += acts_.mlm_losses[m];
-        mlm_correct_ += acts_.target_logit[m] >= acts_.mlm_max[m];
+        loss.sum += acts_.mlm_losses[m];
+        loss.correct += acts_.target_logit[m] >= acts_.mlm_max[m];
     }
-    counted_ = M;
-    mlm_pending_ = true;
-    return M > 0 ? static_cast<float>(sum / static_cast<double>(M)) : 0.0f;
+    if (grad_scale == nullptr) return loss;
+    if (!one_pass) mlm_decoder_backward(*grad_scale, accumulate);
+    mlm_transform_backward(mode);
+    return loss;
 }
 
-float Bert::forward_classify(const int32_t* inputs, const int32_t* lengths, const int32_t* labels) {
-    expected_loss_scale_.reset();  // the classifier's head is too small to gain from it
-    head_grads_scale_.reset();
-    if (cfg_.num_labels == 0) throw Error("Bert::forward_classify on a model without a classification head");
-    check_batch(inputs, lengths);
+LossSum Bert::classify_head(const int32_t* labels) {
     const int64_t B = B_, T = T_, H = cfg_.hidden, L = cfg_.num_labels;
-    if (labels != nullptr) {
-        for (int64_t b = 0; b < B; b++) {
-            if (labels[b] < 0 || labels[b] >= L) {
-                throw InputError(fmt::format("label {} of sequence {} is outside 0..{}", labels[b], b, L - 1),
-                                 "labels are class indices below model.num_labels");
-            }
-        }
-    }
-    forward_body(inputs, lengths);
     // The pooler reads each sequence's first position ([CLS]). B rows: fp32 is cheap here.
     const float* h = hidden();
     for (int64_t b = 0; b < B; b++) std::copy_n(h + b * T * H, H, acts_.cls_in + b * H);
@@ -275,37 +301,8 @@ float Bert::forward_classify(const int32_t* inputs, const int32_t* lengths, cons
     classifier_forward(acts_.class_logits, acts_.class_losses, acts_.pooled, p_.classifier_weight,
                        p_.classifier_bias, labels, B, H, L);
     lap("classifier_fwd");
-    labels_ = labels;
-    if (labels == nullptr) return 0.0f;
-    double sum = 0.0;
-    for (int64_t b = 0; b < B; b++) sum += acts_.class_losses[b];
-    counted_ = B;
-    return static_cast<float>(sum / static_cast<double>(B));
-}
-
-void Bert::backward(float loss_scale) {
-    if (!mlm_pending_ && labels_ == nullptr) throw Error("Bert::backward needs a forward with targets or labels");
-    const float dloss = counted_ > 0 ? loss_scale / static_cast<float>(counted_) : 0.0f;
-    const bool head_done = head_grads_scale_.has_value();  // by the forward, after expect_backward
-    if (head_done && *head_grads_scale_ != loss_scale) {
-        throw Error(fmt::format("Bert::backward({}) after a forward that expected backward({})", loss_scale,
-                                *head_grads_scale_));
-    }
-    head_grads_scale_.reset();
-    const WeightGrad mode = head_done ? head_grads_mode_ : begin_backward();
-    const bool accumulate = mode == WeightGrad::Accumulate;
-    if (profiler_ != nullptr) profiler_->start();
-    zero(acts_.dx, B_ * T_ * cfg_.hidden);
-    if (mlm_pending_) {
-        if (!head_done) mlm_decoder_backward(dloss, accumulate);
-        mlm_transform_backward(mode);
-    } else {
-        classify_head_backward(dloss, accumulate, mode);
-    }
-    grads_ready(layer_begin_.back(), layout_.total());
-    backward_body(mode);
-    mlm_pending_ = false;  // another backward needs another forward
-    labels_ = nullptr;
+    if (labels == nullptr) return {};
+    return classification_losses(acts_.class_losses, acts_.class_logits, labels, B, L);
 }
 
 void Bert::mlm_decoder_backward(float dloss, bool accumulate) {
@@ -339,10 +336,11 @@ void Bert::mlm_transform_backward(WeightGrad mode) {
     lap("mlm_transform_bwd");
 }
 
-void Bert::classify_head_backward(float dloss, bool accumulate, WeightGrad mode) {
+void Bert::classify_head_backward(const int32_t* labels, float dloss, WeightGrad mode) {
     const int64_t B = B_, T = T_, H = cfg_.hidden;
+    const bool accumulate = mode == WeightGrad::Accumulate;
     classifier_backward(acts_.dhead_a, g_.classifier_weight, g_.classifier_bias, accumulate, acts_.class_logits,
-                        acts_.pooled, p_.classifier_weight, labels_, dloss, B, H, cfg_.num_labels);
+                        acts_.pooled, p_.classifier_weight, labels, dloss, B, H, cfg_.num_labels);
     tanh_backward(acts_.dhead_b, acts_.dhead_a, acts_.pooled, B * H);
     kernels::linear_backward(gemm_, acts_.dhead_a, g_.pooler_weight, g_.pooler_bias, acts_.dhead_b, acts_.cls_in,
                              p_.pooler_weight, B, H, H, mode);

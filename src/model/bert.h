@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 #include "backend/gemm.h"
@@ -34,27 +33,20 @@ public:
     void plan(int64_t B, int64_t T) override;
     int64_t batch() const { return B_; }
     int64_t seq_len() const { return T_; }
-    size_t activation_bytes() const { return arena_.capacity(); }
+    size_t activation_bytes() const override { return arena_.capacity(); }
     int64_t vocab_size() const override { return cfg_.vocab_size; }
     int64_t num_labels() const override { return cfg_.num_labels; }
 
-    // Masked LM (num_labels 0). inputs (B, T) with each sequence's lengths[b] real tokens first;
-    // targets (B, T): the id to predict where a token was masked, kIgnoreIndex elsewhere (and at
-    // padding). Returns the mean loss over predicted positions; only those rows go through the
-    // head. targets null: logits() for every position instead.
-    float forward_mlm(const int32_t* inputs, const int32_t* lengths, const int32_t* targets);
-    // Of the last forward_mlm with targets: positions predicted, and those whose highest logit
-    // is the target (masked-token accuracy).
-    int64_t mlm_predicted() const { return counted_; }
-    int64_t mlm_correct() const { return mlm_correct_; }
-    const float* logits() const { return logits_.data(); }  // (B, T, V) of a forward_mlm without targets
-
-    float forward_classify(const int32_t* inputs, const int32_t* lengths, const int32_t* labels) override;
+    // forward_backward and forward (model.h): batches of up to max_position tokens per row
+    // with lengths (each sequence's real tokens first; padding keys are masked). The masked-LM
+    // head (num_labels 0) predicts targets: the id where a token was masked, kIgnoreIndex
+    // elsewhere (and at padding); only those rows go through the head. Without targets,
+    // logits() for every position. The classification head reads [CLS], the first position.
+    LossSum forward_backward(const Batch& batch, float grad_scale, bool accumulate) override;
+    LossSum forward(const Batch& batch) override;
     const float* class_logits() const override { return acts_.class_logits; }
-
-    const float* hidden() const;  // (B, T, H): the last forward's encoder output
-
-    void backward(float loss_scale = 1.0f) override;
+    const float* logits() const { return logits_.data(); }  // (B, T, V) of a pass without targets
+    const float* hidden() const;  // (B, T, H): the last pass's encoder output
 
 private:
     // out (N, OC) = inp · wᵀ + b in the model's precision: inp in fp32, or inp_h in bf16.
@@ -65,33 +57,35 @@ private:
                          kernels::WeightGrad mode);
     // The bf16 copy of an fp32 activation that feeds a GEMM (mixed precision only).
     void half_copy(uint16_t* out_h, const float* x, int64_t n);
-    void check_batch(const int32_t* inputs, const int32_t* lengths);
+    // Plans for the batch, checks its ids, lengths, targets and labels, and runs the body.
+    void forward_start(const Batch& batch);
+    void check_batch(const Batch& batch) const;
     void forward_body(const int32_t* inputs, const int32_t* lengths);
+    // The masked rows through the transform (all rows without targets); returns how many.
+    int64_t mlm_transform_forward(const int32_t* targets);
+    void mlm_logits();  // (B·T, V) for every row, into logits_
+    // The decoder's losses over the masked rows, and with grad_scale their gradients in the
+    // same pass, then the transform's, into acts_.dx.
+    LossSum mlm_head(const int32_t* targets, const float* grad_scale, kernels::WeightGrad mode);
+    LossSum classify_head(const int32_t* labels);
     // From acts_.dx = d(loss)/d(encoder output) down to the embeddings.
     void backward_body(kernels::WeightGrad mode);
     // The decoder and loss's gradients (into acts_.dhead_a, the word embedding, the decoder
     // bias), then the transform's, into acts_.dx.
     void mlm_decoder_backward(float dloss, bool accumulate);
     void mlm_transform_backward(kernels::WeightGrad mode);
-    void classify_head_backward(float dloss, bool accumulate, kernels::WeightGrad mode);
+    void classify_head_backward(const int32_t* labels, float dloss, kernels::WeightGrad mode);
 
     BertConfig cfg_;
     backend::Gemm& gemm_;
     BertParams p_, g_;  // views of params_ and grads_
     Arena arena_;
     BertActs acts_;
-    AlignedBuffer<float> logits_;  // (B, T, V) of a forward_mlm without targets
+    AlignedBuffer<float> logits_;  // (B, T, V) of a masked-LM pass without targets
     int64_t B_ = 0, T_ = 0;
-    int64_t mlm_rows_ = 0;  // rows through the MLM head in the last forward
-    const int32_t* inputs_ = nullptr;  // of the last forward, for backward
+    int64_t mlm_rows_ = 0;  // rows through the MLM head in the pass under way
+    const int32_t* inputs_ = nullptr;  // of the pass under way, for its backward
     std::vector<int32_t> lengths_;
-    const int32_t* labels_ = nullptr;
-    bool mlm_pending_ = false;  // the last forward was forward_mlm with targets
-    // Set when the last forward (after expect_backward) computed the decoder's gradients:
-    // the loss scale it used, and whether the weight gradients were overwritten or added to.
-    std::optional<float> head_grads_scale_;
-    kernels::WeightGrad head_grads_mode_ = kernels::WeightGrad::Overwrite;
-    int64_t counted_ = 0, mlm_correct_ = 0;
     std::vector<int64_t> layer_begin_;  // offset of each layer's first tensor; then the head's
 };
 

@@ -184,7 +184,6 @@ void Gpt2::check_tokens(const int32_t* ids, bool allow_ignore, const char* what)
 }
 
 void Gpt2::forward_body(const int32_t* inputs) {
-    if (B_ == 0) throw Error("Gpt2::forward before plan()");
     if (profiler_ != nullptr) profiler_->start();
     refresh_half_weights();
     const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd;
@@ -205,130 +204,153 @@ void Gpt2::forward_body(const int32_t* inputs) {
         residual = a.res3;
     }
     inputs_ = inputs;
-    targets_ = nullptr;
-    labels_ = nullptr;
-    counted_ = 0;
 }
 
-float Gpt2::forward(const int32_t* inputs, const int32_t* targets) {
-    // The promise is this forward's, even if it throws: a later forward must not inherit it.
-    const std::optional<float> expected_scale = std::exchange(expected_loss_scale_, std::nullopt);
-    head_grads_scale_.reset();
-    if (B_ == 0) throw Error("Gpt2::forward before plan()");
-    check_tokens(inputs, false, "input");
-    if (targets != nullptr) check_tokens(targets, true, "target");
-    const int64_t N = B_ * T_, C = cfg_.n_embd;
-    const int64_t Vp = cfg_.padded_vocab();
-    forward_body(inputs);
-    targets_ = targets;
-    if (targets == nullptr) {
-        // Logits only (sampling, evaluation by hand): the full (N, Vp) = lnf · wteᵀ, in a
-        // buffer that training never allocates.
-        if (logits_.size() != static_cast<size_t>(N * Vp)) logits_ = AlignedBuffer<float>(N * Vp);
-        const backend::GemmShape shape{.M = N, .N = Vp, .K = C, .trans_b = true};
-        if (precision_ == Precision::Fp32) {
-            gemm_.run(shape, acts_.lnf, p_.wte, logits_.data());
-        } else {
-            gemm_.run_bf16(shape, acts_.lnf_h, half(p_.wte), logits_.data());
+void Gpt2::forward_start(const Batch& batch) {
+    check_shape(batch);
+    plan(batch.B, batch.T);
+    check_tokens(batch.inputs.data(), false, "input");
+    if (cfg_.num_labels > 0) {
+        if (static_cast<int64_t>(batch.lengths.size()) != B_) throw Error("Gpt2: a classification batch needs lengths");
+        for (int64_t b = 0; b < B_; b++) {
+            if (batch.lengths[b] < 1 || batch.lengths[b] > T_) {
+                throw InputError(fmt::format("sequence {} has length {}, outside 1..{}", b, batch.lengths[b], T_));
+            }
         }
-        lap("lm_head_fwd");
-        return 0.0f;
+        for (size_t b = 0; b < batch.labels.size(); b++) {
+            if (batch.labels[b] < 0 || batch.labels[b] >= cfg_.num_labels) {
+                throw InputError(fmt::format("label {} of sequence {} is outside 0..{}", batch.labels[b], b,
+                                             cfg_.num_labels - 1),
+                                 "labels are class indices below model.num_labels");
+            }
+        }
+    } else if (!batch.targets.empty()) {
+        check_tokens(batch.targets.data(), true, "target");
     }
+    forward_body(batch.inputs.data());
+}
+
+LossSum Gpt2::forward_backward(const Batch& batch, float grad_scale, bool accumulate) {
+    const bool classify = cfg_.num_labels > 0;
+    if (classify ? batch.labels.empty() : batch.targets.empty()) {
+        throw Error(fmt::format("Gpt2::forward_backward needs {}", classify ? "labels" : "targets"));
+    }
+    forward_start(batch);
+    const WeightGrad mode = begin_backward(accumulate);
+    LossSum loss;
+    if (classify) {
+        loss = classify_head(batch.lengths.data(), batch.labels.data());
+        classify_head_backward(batch.labels.data(), grad_scale, mode);
+    } else {
+        loss = lm_head(batch.targets.data(), &grad_scale, mode);
+    }
+    backward_body(mode);
+    return loss;
+}
+
+LossSum Gpt2::forward(const Batch& batch) {
+    forward_start(batch);
+    if (cfg_.num_labels > 0) return classify_head(batch.lengths.data(), batch.labels.empty() ? nullptr : batch.labels.data());
+    if (!batch.targets.empty()) return lm_head(batch.targets.data(), nullptr, WeightGrad::Overwrite);
+    // Logits only (sampling, evaluation by hand): the full (N, Vp) = lnf · wteᵀ, in a buffer
+    // that training never allocates.
+    const int64_t N = B_ * T_, Vp = cfg_.padded_vocab();
+    if (logits_.size() != static_cast<size_t>(N * Vp)) logits_ = AlignedBuffer<float>(N * Vp);
+    const backend::GemmShape shape{.M = N, .N = Vp, .K = cfg_.n_embd, .trans_b = true};
+    if (precision_ == Precision::Fp32) {
+        gemm_.run(shape, acts_.lnf, p_.wte, logits_.data());
+    } else {
+        gemm_.run_bf16(shape, acts_.lnf_h, half(p_.wte), logits_.data());
+    }
+    lap("lm_head_fwd");
+    return {};
+}
+
+int64_t Gpt2::gather_head_rows(const int32_t* targets) {
     // Only positions with a target reach the LM head. When some are ignored (instruction
     // tuning's prompts), their rows are gathered first, so the head's cost follows the targets.
+    const int64_t N = B_ * T_, C = cfg_.n_embd;
     int64_t M = 0;
     for (int64_t i = 0; i < N; i++) {
         if (targets[i] == kIgnoreIndex) continue;
         acts_.head_rows[M] = static_cast<int32_t>(i);
         acts_.head_targets[M++] = targets[i];
     }
-    counted_ = M;
     head_gathered_ = M < N;
-    std::fill_n(acts_.losses, N, 0.0f);
-    if (M == 0) return 0.0f;
-    const float* x = acts_.lnf;
-    const uint16_t* x_h = acts_.lnf_h;
-    const int32_t* t = targets;
-    float *losses = acts_.losses, *target_logit = acts_.target_logit, *row_max = acts_.row_max;
+    for (int64_t m = 0; head_gathered_ && m < M; m++) {
+        const int64_t row = acts_.head_rows[m];
+        if (precision_ == Precision::Fp32) std::copy_n(acts_.lnf + row * C, C, acts_.head_x + m * C);
+        if (precision_ == Precision::Bf16) std::copy_n(acts_.lnf_h + row * C, C, acts_.head_x_h + m * C);
+    }
+    return M;
+}
+
+Gpt2::HeadRows Gpt2::head_rows(const int32_t* targets) const {
     if (head_gathered_) {
-        for (int64_t m = 0; m < M; m++) {
-            const int64_t row = acts_.head_rows[m];
-            if (precision_ == Precision::Fp32) std::copy_n(acts_.lnf + row * C, C, acts_.head_x + m * C);
-            if (precision_ == Precision::Bf16) std::copy_n(acts_.lnf_h + row * C, C, acts_.head_x_h + m * C);
-        }
-        x = acts_.head_x;
-        x_h = acts_.head_x_h;
-        t = acts_.head_targets;
-        losses = acts_.head_losses;
-        target_logit = acts_.head_target_logit;
-        row_max = acts_.head_row_max;
+        return {acts_.head_x,      acts_.head_x_h,          acts_.head_targets, acts_.head_losses,
+                acts_.head_target_logit, acts_.head_row_max, acts_.head_dx};
     }
-    if (expected_scale) {
-        lm_head_loss_train_pass(*expected_scale, x, x_h, t, losses, target_logit, row_max);
+    return {acts_.lnf, acts_.lnf_h, targets, acts_.losses, acts_.target_logit, acts_.row_max, acts_.dln};
+}
+
+LossSum Gpt2::lm_head(const int32_t* targets, const float* grad_scale, WeightGrad mode) {
+    const int64_t N = B_ * T_, C = cfg_.n_embd;
+    const int64_t M = gather_head_rows(targets);
+    std::fill_n(acts_.losses, N, 0.0f);
+    if (M == 0) {  // nothing to learn from: no gradient reaches the body
+        if (grad_scale != nullptr) zero(acts_.dln, N * C);
+        if (grad_scale != nullptr && mode == WeightGrad::Overwrite) zero(g_.wte, cfg_.padded_vocab() * C);
+        return {};
+    }
+    const HeadRows r = head_rows(targets);
+    const bool accumulate = mode == WeightGrad::Accumulate;
+    if (grad_scale != nullptr && precision_ == Precision::Fp32) {
+        lm_head_loss_train(gemm_, lm_head_shape(M), r.losses, acts_.lse, r.dx, g_.wte, nullptr, accumulate, r.x,
+                           p_.wte, nullptr, r.targets, *grad_scale, acts_.logits_chunk, acts_.logits_chunk,
+                           r.target_logit, r.row_max);
+    } else if (grad_scale != nullptr) {
+        lm_head_loss_train(gemm_, lm_head_shape(M), r.losses, acts_.lse, r.dx, g_.wte, nullptr, accumulate, r.x_h,
+                           half(p_.wte), nullptr, r.targets, *grad_scale, acts_.logits_chunk,
+                           acts_.dlogits_chunk_h, r.target_logit, r.row_max);
     } else if (precision_ == Precision::Fp32) {
-        lm_head_loss_forward(gemm_, lm_head_shape(M), losses, acts_.lse, x, p_.wte, nullptr, t, acts_.logits_chunk,
-                             target_logit, row_max);
+        lm_head_loss_forward(gemm_, lm_head_shape(M), r.losses, acts_.lse, r.x, p_.wte, nullptr, r.targets,
+                             acts_.logits_chunk, r.target_logit, r.row_max);
     } else {
-        lm_head_loss_forward(gemm_, lm_head_shape(M), losses, acts_.lse, x_h, half(p_.wte), nullptr, t,
-                             acts_.logits_chunk, target_logit, row_max);
+        lm_head_loss_forward(gemm_, lm_head_shape(M), r.losses, acts_.lse, r.x_h, half(p_.wte), nullptr, r.targets,
+                             acts_.logits_chunk, r.target_logit, r.row_max);
     }
+    lap(grad_scale != nullptr ? "lm_head_loss_fwd_bwd" : "lm_head_loss_fwd");
+    const LossSum loss = sum_head_losses(r, M);
     if (head_gathered_) {  // back to positions: token_losses() and target_is_top() index by them
         for (int64_t m = 0; m < M; m++) {
             const int64_t row = acts_.head_rows[m];
-            acts_.losses[row] = losses[m];
-            acts_.target_logit[row] = target_logit[m];
-            acts_.row_max[row] = row_max[m];
+            acts_.losses[row] = r.losses[m];
+            acts_.target_logit[row] = r.target_logit[m];
+            acts_.row_max[row] = r.row_max[m];
         }
+        if (grad_scale != nullptr) scatter_head_dx(M);
     }
-    lap(expected_scale ? "lm_head_loss_fwd_bwd" : "lm_head_loss_fwd");
-    double sum = 0.0;
-    for (int64_t m = 0; m < M; m++) sum += losses[m];
-    return counted_ > 0 ? static_cast<float>(sum / counted_) : 0.0f;
+    return loss;
 }
 
-void Gpt2::lm_head_loss_train_pass(float loss_scale, const float* x, const uint16_t* x_h, const int32_t* targets,
-                                   float* losses, float* target_logit, float* row_max) {
-    const int64_t M = counted_;
-    head_grads_mode_ = begin_backward();
-    head_grads_scale_ = loss_scale;
-    const bool accumulate = head_grads_mode_ == WeightGrad::Accumulate;
-    const float dloss = loss_scale / static_cast<float>(M);
-    float* dx = head_gathered_ ? acts_.head_dx : acts_.dln;
-    if (precision_ == Precision::Fp32) {
-        lm_head_loss_train(gemm_, lm_head_shape(M), losses, acts_.lse, dx, g_.wte, nullptr, accumulate, x, p_.wte,
-                           nullptr, targets, dloss, acts_.logits_chunk, acts_.logits_chunk, target_logit, row_max);
-    } else {
-        lm_head_loss_train(gemm_, lm_head_shape(M), losses, acts_.lse, dx, g_.wte, nullptr, accumulate, x_h,
-                           half(p_.wte), nullptr, targets, dloss, acts_.logits_chunk, acts_.dlogits_chunk_h,
-                           target_logit, row_max);
+LossSum Gpt2::sum_head_losses(const HeadRows& rows, int64_t M) const {
+    LossSum loss{.count = M};
+    for (int64_t m = 0; m < M; m++) {
+        loss.sum += rows.losses[m];
+        loss.correct += rows.target_logit[m] >= rows.row_max[m];
     }
-    if (head_gathered_) scatter_head_dx();
+    return loss;
 }
 
-void Gpt2::scatter_head_dx() {
+void Gpt2::scatter_head_dx(int64_t M) {
     const int64_t C = cfg_.n_embd;
     zero(acts_.dln, B_ * T_ * C);
-    for (int64_t m = 0; m < counted_; m++) std::copy_n(acts_.head_dx + m * C, C, acts_.dln + acts_.head_rows[m] * C);
+    for (int64_t m = 0; m < M; m++) std::copy_n(acts_.head_dx + m * C, C, acts_.dln + acts_.head_rows[m] * C);
 }
 
-float Gpt2::forward_classify(const int32_t* inputs, const int32_t* lengths, const int32_t* labels) {
-    expected_loss_scale_.reset();  // the classifier's head is too small to gain from it
-    head_grads_scale_.reset();
-    if (cfg_.num_labels == 0) throw Error("Gpt2::forward_classify on a model without a classification head");
-    if (B_ == 0) throw Error("Gpt2::forward before plan()");
-    check_tokens(inputs, false, "input");
+LossSum Gpt2::classify_head(const int32_t* lengths, const int32_t* labels) {
     const int64_t B = B_, T = T_, C = cfg_.n_embd, L = cfg_.num_labels;
-    for (int64_t b = 0; b < B; b++) {
-        if (lengths[b] < 1 || lengths[b] > T) {
-            throw InputError(fmt::format("sequence {} has length {}, outside 1..{}", b, lengths[b], T));
-        }
-        if (labels != nullptr && (labels[b] < 0 || labels[b] >= L)) {
-            throw InputError(fmt::format("label {} of sequence {} is outside 0..{}", labels[b], b, L - 1),
-                             "labels are class indices below model.num_labels");
-        }
-    }
-    forward_body(inputs);
-    // Pool: each sequence's hidden state at its position `last` (after ln_f), in fp32.
+    // Pool: each sequence's hidden state at its last real position (after ln_f), in fp32.
     for (int64_t b = 0; b < B; b++) {
         const int64_t row = b * T + lengths[b] - 1;
         float* h = acts_.pooled + b * C;
@@ -341,63 +363,20 @@ float Gpt2::forward_classify(const int32_t* inputs, const int32_t* lengths, cons
     }
     classifier_forward(acts_.class_logits, acts_.class_losses, acts_.pooled, p_.score, nullptr, labels, B, C, L);
     lap("classifier_fwd");
-    labels_ = labels;
-    if (labels == nullptr) return 0.0f;
-    double sum = 0.0;
-    for (int64_t b = 0; b < B; b++) sum += acts_.class_losses[b];
-    counted_ = B;
-    return static_cast<float>(sum / static_cast<double>(B));
+    if (labels == nullptr) return {};
+    return classification_losses(acts_.class_losses, acts_.class_logits, labels, B, L);
 }
 
-void Gpt2::backward(float loss_scale) {
-    if (targets_ == nullptr && labels_ == nullptr) {
-        throw Error("Gpt2::backward needs a forward with targets or labels");
-    }
+void Gpt2::classify_head_backward(const int32_t* labels, float dloss, WeightGrad mode) {
     const int64_t N = B_ * T_, C = cfg_.n_embd;
-    if (head_grads_scale_) {  // the forward computed the LM head's share already
-        if (*head_grads_scale_ != loss_scale) {
-            throw Error(fmt::format("Gpt2::backward({}) after a forward that expected backward({})", loss_scale,
-                                    *head_grads_scale_));
-        }
-        head_grads_scale_.reset();
-        if (profiler_ != nullptr) profiler_->start();
-        backward_body(head_grads_mode_);
-        return;
-    }
-    const float dloss = counted_ > 0 ? loss_scale / static_cast<float>(counted_) : 0.0f;
-    const WeightGrad mode = begin_backward();
-
-    if (profiler_ != nullptr) profiler_->start();
-    // dwte is written here before encoder_backward adds the embedding's share.
     const bool accumulate = mode == WeightGrad::Accumulate;
-    if (labels_ != nullptr) {
-        // Only the pooled rows reach the head: d(ln_f output) is zero elsewhere.
-        classifier_backward(acts_.pooled_grad, g_.score, nullptr, accumulate, acts_.class_logits, acts_.pooled,
-                            p_.score, labels_, dloss, B_, C, cfg_.num_labels);
-        zero(acts_.dln, N * C);
-        for (int64_t b = 0; b < B_; b++) std::copy_n(acts_.pooled_grad + b * C, C, acts_.dln + pooled_rows_[b] * C);
-        if (!accumulate) zero(g_.wte, cfg_.padded_vocab() * C);  // no LM head writes it first
-        lap("classifier_bwd");
-    } else if (counted_ == 0) {  // nothing to learn from: no gradient reaches the body
-        zero(acts_.dln, N * C);
-        if (!accumulate) zero(g_.wte, cfg_.padded_vocab() * C);
-    } else {
-        const int64_t M = counted_;
-        float* dx = head_gathered_ ? acts_.head_dx : acts_.dln;
-        const int32_t* t = head_gathered_ ? acts_.head_targets : targets_;
-        if (precision_ == Precision::Fp32) {
-            lm_head_loss_backward(gemm_, lm_head_shape(M), dx, g_.wte, nullptr, accumulate,
-                                  head_gathered_ ? acts_.head_x : acts_.lnf, p_.wte, nullptr, acts_.lse, t, dloss,
-                                  acts_.logits_chunk, acts_.logits_chunk);
-        } else {
-            lm_head_loss_backward(gemm_, lm_head_shape(M), dx, g_.wte, nullptr, accumulate,
-                                  head_gathered_ ? acts_.head_x_h : acts_.lnf_h, half(p_.wte), nullptr, acts_.lse, t,
-                                  dloss, acts_.logits_chunk, acts_.dlogits_chunk_h);
-        }
-        if (head_gathered_) scatter_head_dx();
-        lap("lm_head_loss_bwd");
-    }
-    backward_body(mode);
+    classifier_backward(acts_.pooled_grad, g_.score, nullptr, accumulate, acts_.class_logits, acts_.pooled,
+                        p_.score, labels, dloss, B_, C, cfg_.num_labels);
+    // Only the pooled rows reach the head: d(ln_f output) is zero elsewhere.
+    zero(acts_.dln, N * C);
+    for (int64_t b = 0; b < B_; b++) std::copy_n(acts_.pooled_grad + b * C, C, acts_.dln + pooled_rows_[b] * C);
+    if (!accumulate) zero(g_.wte, cfg_.padded_vocab() * C);  // no LM head writes it first
+    lap("classifier_bwd");
 }
 
 void Gpt2::backward_body(WeightGrad mode) {
@@ -455,8 +434,6 @@ void Gpt2::backward_body(WeightGrad mode) {
     encoder_backward(g_.wte, g_.wpe, acts_.dres, inputs_, B, T, C);
     lap("encoder_bwd");
     grads_ready(0, block_begin_.front());
-    targets_ = nullptr;  // another backward needs another forward
-    labels_ = nullptr;
 }
 
 

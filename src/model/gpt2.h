@@ -43,34 +43,28 @@ public:
     void plan(int64_t B, int64_t T) override;
     int64_t batch() const { return B_; }
     int64_t seq_len() const { return T_; }
-    size_t activation_bytes() const { return arena_.capacity(); }
+    size_t activation_bytes() const override { return arena_.capacity(); }
     // Whether training's LM head takes its one pass here (kernels::lm_head_one_pass).
     bool head_one_pass() const { return kernels::lm_head_one_pass(gemm_, precision_ == Precision::Bf16); }
 
-    // inputs, targets: (B, T). Token ids must lie in [0, vocab_size); targets may also be
-    // kIgnoreIndex (-100), or targets null for logits only. Returns the mean loss over counted
-    // targets (0 when there are none). Throws InputError for an id out of range.
-    float forward(const int32_t* inputs, const int32_t* targets);
-    // Sequence classification (config num_labels > 0): the hidden state after ln_f at each
-    // sequence's last real token (position lengths[b] - 1, as Hugging Face's
-    // GPT2ForSequenceClassification) through the score head.
-    float forward_classify(const int32_t* inputs, const int32_t* lengths, const int32_t* labels) override;
+    // forward_backward and forward (model.h) take batches of up to block_size tokens per row,
+    // ids in [0, vocab_size). The LM head (no num_labels) predicts targets, which may be
+    // kIgnoreIndex (-100): only the counted rows reach the head. The classification head pools
+    // each sequence's last real token (position lengths[b] - 1, after ln_f), as Hugging Face's
+    // GPT2ForSequenceClassification. InputError for an id or label out of range.
+    LossSum forward_backward(const Batch& batch, float grad_scale, bool accumulate) override;
+    LossSum forward(const Batch& batch) override;
     const float* class_logits() const override { return acts_.class_logits; }  // (B, num_labels)
 
-    // (B·T) per-position losses of the last forward with targets: 0 where ignored.
+    // (B·T) per-position losses of the last pass with targets: 0 where ignored.
     const float* token_losses() const { return acts_.losses; }
-    // Whether position i's target has the highest logit in the last forward with targets
+    // Whether position i's target has the highest logit in the last pass with targets
     // (greedy decoding would produce it).
     bool target_is_top(int64_t i) const { return acts_.target_logit[i] >= acts_.row_max[i]; }
 
     // (B, T, Vp) from the last forward without targets (with targets, the loss is computed
     // in vocabulary chunks and the full logits never exist).
     const float* logits() const { return logits_.data(); }
-
-    // grads += d(loss_scale · loss)/dθ for the last forward (which needs targets). Gradient
-    // ranges become ready (set_grads_ready_hook) as ln_f's, then each block's from the last to
-    // the first, then the embeddings'.
-    void backward(float loss_scale = 1.0f) override;
 
 private:
     // out (N, OC) = inp (N, C) · w + b in the model's precision: inp in fp32, or inp_h in
@@ -89,6 +83,8 @@ private:
     void norm(const LayerNormOut& o, float* res, const float* a, const float* b, int64_t N);
     // Embeddings, blocks and ln_f (into acts_.lnf or lnf_h); backward from acts_.dln down.
     void forward_body(const int32_t* inputs);
+    // Gradient ranges become ready (set_grads_ready_hook) as ln_f's, then each block's from the
+    // last to the first, then the embeddings'.
     void backward_body(kernels::WeightGrad mode);
     // Block l's forward in three steps: attention branch and residual (→ res2, ln2), then
     // c_fc and GELU, then the MLP's projection (into acts_.proj, for the fused residual add).
@@ -105,11 +101,27 @@ private:
                          const uint16_t* inp_h, const float* w, int64_t N, int64_t C, int64_t OC,
                          kernels::WeightGrad mode);
     kernels::LmHeadLossShape lm_head_shape(int64_t rows) const;  // the head on `rows` rows
+    // Plans for the batch, checks its ids and lengths, and runs the body.
+    void forward_start(const Batch& batch);
+    // The rows with a target, gathered where some are ignored; returns how many.
+    int64_t gather_head_rows(const int32_t* targets);
+    // Where the head reads its rows: gathered, or all of ln_f's output.
+    struct HeadRows {
+        const float* x;
+        const uint16_t* x_h;
+        const int32_t* targets;
+        float *losses, *target_logit, *row_max, *dx;
+    };
+    HeadRows head_rows(const int32_t* targets) const;
+    // The LM head's losses over the counted rows, and with grad_scale also its gradients in
+    // the same pass (d(ln_f output) into acts_.dln); then back to positions.
+    LossSum lm_head(const int32_t* targets, const float* grad_scale, kernels::WeightGrad mode);
+    LossSum sum_head_losses(const HeadRows& rows, int64_t M) const;
     // The LM head's d(input) of the gathered rows (head_dx) back to positions in acts_.dln.
-    void scatter_head_dx();
-    // The loss and the LM head's gradients in one pass (the forward after expect_backward).
-    void lm_head_loss_train_pass(float loss_scale, const float* x, const uint16_t* x_h, const int32_t* targets,
-                                 float* losses, float* target_logit, float* row_max);
+    void scatter_head_dx(int64_t M);
+    // The classification head on each sequence's last real token; its backward into acts_.dln.
+    LossSum classify_head(const int32_t* lengths, const int32_t* labels);
+    void classify_head_backward(const int32_t* labels, float dloss, kernels::WeightGrad mode);
     void check_tokens(const int32_t* ids, bool allow_ignore, const char* what) const;
 
     Gpt2Config cfg_;
@@ -120,16 +132,9 @@ private:
     Arena arena_;
     Gpt2Acts acts_;
     int64_t B_ = 0, T_ = 0;
-    const int32_t* inputs_ = nullptr;   // of the last forward, for backward
-    const int32_t* targets_ = nullptr;
-    const int32_t* labels_ = nullptr;    // of the last forward_classify
-    std::vector<int64_t> pooled_rows_;  // (B) rows of (B·T) that forward_classify pooled
-    int64_t counted_ = 0;  // targets that are not ignored, in the last forward
-    bool head_gathered_ = false;  // the last forward's LM head ran on the gathered rows alone
-    // Set when the last forward (after expect_backward) computed the LM head's gradients:
-    // the loss scale it used, and whether the weight gradients were overwritten or added to.
-    std::optional<float> head_grads_scale_;
-    kernels::WeightGrad head_grads_mode_ = kernels::WeightGrad::Overwrite;
+    const int32_t* inputs_ = nullptr;   // of the pass under way, for its backward
+    std::vector<int64_t> pooled_rows_;  // (B) rows of (B·T) the classification head pooled
+    bool head_gathered_ = false;  // the LM head runs on the gathered rows alone
     std::vector<int64_t> block_begin_;  // offset of each block's first tensor; then ln_f's
 };
 

@@ -13,8 +13,8 @@ struct Gpt2Config {
     int64_t n_embd = 768;
     int64_t vocab_size = 50257;
     int64_t block_size = 1024;  // longest sequence: rows of the position table
-    // > 0: a sequence-classification head ("score.weight", num_labels x n_embd) for
-    // Gpt2::forward_classify; 0: a language model only.
+    // > 0: a sequence-classification head ("score.weight", num_labels x n_embd) instead of
+    // the language-model head; 0: a language model only.
     int64_t num_labels = 0;
 
     // The vocabulary rounded up to a multiple of 64 (50257 -> 50304) so LM-head rows align;

@@ -1,5 +1,11 @@
 #include "model/model.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+
 #include "kernels/bf16.h"
 
 namespace lmforge {
@@ -16,11 +22,31 @@ void Model::refresh_half_weights() {
     }
 }
 
-kernels::WeightGrad Model::begin_backward() {
-    if (!grads_stale_) return kernels::WeightGrad::Accumulate;
+kernels::WeightGrad Model::begin_backward(bool accumulate) {
+    if (accumulate) return kernels::WeightGrad::Accumulate;
     for (std::span<float> g : accumulated_grads_) zero(g.data(), static_cast<int64_t>(g.size()));
-    grads_stale_ = false;
     return kernels::WeightGrad::Overwrite;
+}
+
+void Model::check_shape(const Batch& b) {
+    const auto n = static_cast<size_t>(b.B * b.T), rows = static_cast<size_t>(b.B);
+    const bool ok = b.inputs.size() == n && (b.targets.empty() || b.targets.size() == n) &&
+                    (b.lengths.empty() || b.lengths.size() == rows) && (b.labels.empty() || b.labels.size() == rows);
+    if (!ok) {
+        throw Error(fmt::format("a batch of ({}, {}) with {} inputs, {} targets, {} lengths, {} labels", b.B, b.T,
+                                b.inputs.size(), b.targets.size(), b.lengths.size(), b.labels.size()));
+    }
+}
+
+LossSum Model::classification_losses(const float* losses, const float* logits, const int32_t* labels, int64_t B,
+                                     int64_t L) {
+    LossSum sum{.count = B};
+    for (int64_t b = 0; b < B; b++) {
+        const float* row = logits + b * L;
+        sum.sum += losses[b];
+        sum.correct += std::max_element(row, row + L) - row == labels[b];
+    }
+    return sum;
 }
 
 }  // namespace lmforge

@@ -1,9 +1,9 @@
 // What every model (GPT-2, BERT) shares, and all that code outside a model touches: one flat
 // parameter buffer and one gradient buffer laid out by a ParamLayout (so the optimizer, the
 // gradient all-reduce and checkpoints are loops over flat memory), the bfloat16 copy of the
-// parameters in mixed precision, gradients started by overwriting, profiling, the hook that
-// overlaps gradient communication with backward — and sequence classification, the task every
-// model here serves besides its own.
+// parameters in mixed precision, profiling, the hook that overlaps gradient communication with
+// backward, and the two calls every task makes: a training pass (forward and backward in one
+// call, so no order of calls is left to remember) and an inference pass.
 #pragma once
 
 #include <algorithm>
@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/matmul.h"
-
 #include "core/aligned_buffer.h"
 #include "core/profiler.h"
+#include "kernels/matmul.h"
+#include "model/batch.h"
 #include "model/param_layout.h"
 #include "model/precision.h"
 
@@ -50,33 +50,27 @@ public:
     void weights_changed() { half_stale_ = true; }
     uint16_t* half_weights() { return params_h_.size() > 0 ? params_h_.data() : nullptr; }
 
-    // Sizes activations for batches of B sequences of T tokens. Planning a smaller (B, T)
-    // than before reuses the memory, so batches padded to their own longest sequence (dynamic
-    // padding) cost no allocation.
+    // Sizes activations for batches of up to B sequences of T tokens. A batch of another
+    // shape plans itself; planning the largest first means no later, smaller one (a batch
+    // padded to its own longest sequence) allocates.
     virtual void plan(int64_t B, int64_t T) = 0;
+    virtual size_t activation_bytes() const = 0;  // of the largest plan so far
     virtual int64_t vocab_size() const = 0;
-
-    // Sequence classification (num_labels() > 0). inputs (B, T) as planned, each sequence's
-    // lengths[b] real tokens first and padding after; labels (B) in [0, num_labels), or null
-    // for logits only. Returns the mean cross-entropy; backward() then follows it. Which
-    // position is pooled is the model's: GPT-2 the last real token, BERT the first ([CLS]).
+    // Classes of the sequence-classification head; 0: the model's language-model head.
     virtual int64_t num_labels() const = 0;
-    virtual float forward_classify(const int32_t* inputs, const int32_t* lengths, const int32_t* labels) = 0;
-    virtual const float* class_logits() const = 0;  // (B, num_labels)
 
-    // grads += d(loss_scale · loss)/dθ for the last forward with targets or labels.
-    virtual void backward(float loss_scale = 1.0f) = 0;
-    // A promise that backward(loss_scale) follows the next forward with targets, with no
-    // other forward between: that forward may then compute part of the gradient with what it
-    // has at hand. GPT-2's LM head and BERT's MLM decoder compute their gradients from each
-    // block of logits there and skip recomputing them in backward (a quarter of the head's
-    // work; classification heads ignore the promise). The next forward consumes it, whatever
-    // its kind.
-    void expect_backward(float loss_scale) { expected_loss_scale_ = loss_scale; }
-    // Makes the next backward start the gradients from zero. It costs nothing now: that
-    // backward overwrites the weight gradients where it would add to them (the bulk of the
-    // buffer) and zeroes only the small rest, so the buffer is never swept twice.
-    void zero_grad() { grads_stale_ = true; }
+    // Training: one forward and backward pass over the batch, which has targets (a language-
+    // model head) or labels (a classification head). The gradients of grad_scale · (the sum of
+    // the batch's losses) are added to grads() (accumulate) or written over them. Returns the
+    // losses. Where the head's gradients can be taken in the same pass as its logits (the LM
+    // head's and the MLM decoder's one pass over blocks of rows), they are.
+    virtual LossSum forward_backward(const Batch& batch, float grad_scale, bool accumulate) = 0;
+    // Inference: the losses where the batch has targets or labels; without them, logits (the
+    // model's own accessor) or class_logits().
+    virtual LossSum forward(const Batch& batch) = 0;
+    // (B, num_labels) of the last pass of a classification head. Which position it pools is
+    // the model's: GPT-2 the last real token, BERT the first ([CLS]).
+    virtual const float* class_logits() const = 0;
 
     // Times every kernel call into `profiler` (null: no timing).
     void set_profiler(Profiler* profiler) { profiler_ = profiler; }
@@ -90,10 +84,17 @@ protected:
 
     // At the start of a forward: the bfloat16 copy brought up to date if stale.
     void refresh_half_weights();
-    // At the start of a backward: after zero_grad(), the gradients backward only adds to
-    // (accumulated_grads_) are zeroed and the weight GEMMs told to overwrite theirs.
-    kernels::WeightGrad begin_backward();
+    // At the start of a backward: unless accumulating, the gradients backward only adds to
+    // (accumulated_grads_) are zeroed, and the weight GEMMs are told to overwrite theirs.
+    kernels::WeightGrad begin_backward(bool accumulate);
     static void zero(float* x, int64_t n) { std::fill_n(x, n, 0.0f); }
+    // Error unless the batch's vectors have the sizes its (B, T) says (an internal error: tasks
+    // build batches).
+    static void check_shape(const Batch& batch);
+    // The LossSum of a classifier's B rows: per-row losses (B), logits (B, L), labels (B); a
+    // row is correct where its label's logit is the first highest.
+    static LossSum classification_losses(const float* losses, const float* logits, const int32_t* labels, int64_t B,
+                                         int64_t L);
     // cfg after cfg.validate(): for constructors that derive the layout from it.
     template <class Config>
     static const Config& validated(const Config& cfg) {
@@ -113,8 +114,6 @@ protected:
     AlignedBuffer<float> params_, grads_;
     AlignedBuffer<uint16_t> params_h_;  // mixed precision: bfloat16 copy of params_
     bool half_stale_ = true;
-    bool grads_stale_ = true;  // the next backward overwrites instead of adding
-    std::optional<float> expected_loss_scale_;  // expect_backward's, until a forward takes it
     std::vector<std::span<float>> accumulated_grads_;  // gradients backward only adds to
     Profiler* profiler_ = nullptr;
     std::function<void(int64_t, int64_t)> ready_hook_;

@@ -9,9 +9,10 @@
 #include "core/rng.h"
 #include "core/sysinfo.h"
 #include "core/timer.h"
+#include "distributed/comm_single.h"
+#include "distributed/data_parallel.h"
 #include "model/gpt2.h"
-#include "optim/adamw.h"
-#include "optim/grad_clip.h"
+#include "train/train_step.h"
 
 namespace lmforge {
 
@@ -39,65 +40,43 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     Gpt2 model(opts.model, *gemm, opts.precision, opts.recompute);
     model.init_weights(0);
     model.plan(opts.batch, opts.seq);
-    AdamW optimizer(model.layout(), AdamWConfig{.moments = opts.moments});
+    SingleCommunicator comm;
+    DataParallel dp(comm, model, AdamWConfig{.moments = opts.moments}, ParallelOptions{});
 
-    const int64_t N = opts.batch * opts.seq;
-    std::vector<int32_t> inputs(N), targets(N);
+    Batch batch;
+    batch.resize_for_tokens(opts.batch, opts.seq);
     Rng data_rng(1);
     Profiler profiler;
-    std::vector<double> times;
-    std::vector<double> phases[5];  // zero, forward, backward, grad norm, optimizer
+    std::vector<double> times, compute, optimizer;
     BenchResult r;
     for (int64_t i = 0; i < opts.warmup + opts.steps; i++) {
-        for (int64_t j = 0; j < N; j++) {
-            inputs[j] = static_cast<int32_t>(data_rng.below(opts.model.vocab_size));
-            targets[j] = static_cast<int32_t>(data_rng.below(opts.model.vocab_size));
+        for (size_t j = 0; j < batch.inputs.size(); j++) {
+            batch.inputs[j] = static_cast<int32_t>(data_rng.below(opts.model.vocab_size));
+            batch.targets[j] = static_cast<int32_t>(data_rng.below(opts.model.vocab_size));
         }
         if (opts.profile && i == opts.warmup) {
             profiler.reset();
             model.set_profiler(&profiler);
+            dp.set_profiler(&profiler);
         }
-        Timer timer, phase;
-        double split[5];
-        const auto lap = [&](int k) {
-            split[k] = phase.seconds();
-            phase.reset();
-        };
-        model.zero_grad();
-        model.expect_backward(1.0f);
-        lap(0);
-        const float loss = model.forward(inputs.data(), targets.data());
-        lap(1);
-        model.backward(1.0f);
-        lap(2);
-        const double norm =
-            grad_norm(model.grads().data(), static_cast<int64_t>(model.grads().size()));
-        lap(3);
-        optimizer.step(model.params().data(), model.grads().data(), 3e-4f, clip_factor(norm, 1.0),
-                       model.half_weights());
-        lap(4);
+        Timer timer;
+        const StepResult step = train_step(model, dp, std::span<const Batch>(&batch, 1), 3e-4f, 1.0);
         const double seconds = timer.seconds();
-        if (i == 0) r.loss_first = loss;
-        r.loss_last = loss;
+        if (i == 0) r.loss_first = step.loss.mean();
+        r.loss_last = step.loss.mean();
         if (i >= opts.warmup) {
             times.push_back(seconds);
-            for (int k = 0; k < 5; k++) phases[k].push_back(split[k]);
+            compute.push_back(step.compute_seconds);
+            optimizer.push_back(step.optimizer_seconds);
         }
     }
 
     const double median = median_of(times);
-    r.zero_ms = median_of(phases[0]) * 1e3;
-    r.forward_ms = median_of(phases[1]) * 1e3;
-    r.backward_ms = median_of(phases[2]) * 1e3;
-    r.clip_ms = median_of(phases[3]) * 1e3;
-    r.optimizer_ms = median_of(phases[4]) * 1e3;
+    r.forward_backward_ms = median_of(compute) * 1e3;
+    r.optimizer_ms = median_of(optimizer) * 1e3;
     std::sort(times.begin(), times.end());
     for (const auto& [name, seconds] : profiler.totals()) {
         r.profile.emplace_back(name, seconds * 1e3 / static_cast<double>(opts.steps));
-    }
-    if (opts.profile) {  // the optimizer's two passes run outside the model: rows of their own
-        r.profile.emplace_back("grad_norm", mean_of(phases[3]) * 1e3);
-        r.profile.emplace_back("adamw", mean_of(phases[4]) * 1e3);
     }
     std::sort(r.profile.begin(), r.profile.end(),
               [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -107,7 +86,7 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     r.step_ms_min = times.front() * 1e3;
     r.step_ms_mean = mean_of(times) * 1e3;
     r.step_ms_max = times.back() * 1e3;
-    r.tokens_per_s = static_cast<double>(N) / median;
+    r.tokens_per_s = static_cast<double>(opts.batch * opts.seq) / median;
     r.model_gflops = flops_per_token(opts.model, r.params, opts.seq) * r.tokens_per_s / 1e9;
     r.utilisation = r.model_gflops / opts.peak_gflops;
     r.max_rss_mb = peak_rss_mb();

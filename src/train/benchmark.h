@@ -1,6 +1,6 @@
-// Times full training steps (zero grads, forward, backward, clip, AdamW) on random tokens: the
-// engine's speed, comparable field by field with the PyTorch reference
-// (bench/ and ../shared/bench/torch_gpt2.py).
+// Times full training steps on random tokens, through the trainer's own train_step (forward
+// and backward, gradient norm, clipping, AdamW): the engine's speed, comparable field by field
+// with the PyTorch reference (bench/ and ../shared/bench/torch_gpt2.py).
 #pragma once
 
 #include <cstdint>
@@ -43,8 +43,8 @@ struct BenchResult {
     double max_rss_mb = 0;
     double activation_mb = 0;
     double activation_saved_mb = 0;  // by recompute, against keeping every activation
-    // Median ms per phase of a step.
-    double zero_ms = 0, forward_ms = 0, backward_ms = 0, clip_ms = 0, optimizer_ms = 0;
+    // Median ms per phase of a step: forward and backward, then norm, clipping and AdamW.
+    double forward_backward_ms = 0, optimizer_ms = 0;
     // With opts.profile: (kernel family, mean ms per timed step), slowest first; the gradient
     // norm and AdamW are rows too, so the rows add up to the whole step.
     std::vector<std::pair<std::string, double>> profile;

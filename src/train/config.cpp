@@ -35,11 +35,11 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.batch_size", c.train.batch_size, "micro-batch B: sequences per forward/backward, per process");
     v("train.seq_len", c.train.seq_len, "sequence length T");
     v("train.total_batch_tokens", c.train.total_batch_tokens, "tokens per optimizer step over all processes; a multiple of B·T·processes (the quotient is the gradient accumulation); 0: B·T·processes");
-    v("train.max_steps", c.train.max_steps, "optimizer steps");
+    v("train.max_steps", c.train.max_steps, "optimizer steps of an lm or mlm run (classify and sft train for train.epochs)");
     v("train.seed", c.train.seed, "seed of the weights' initialisation and of the data order");
     v("train.threads", c.train.threads, "threads per process; 0: its cores, divided among the processes that share them");
     v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT model (model.preset bert-*) on token shards; sft: instruction (generative) fine-tuning of a GPT-2 model on prepare --instructions data, loss on response tokens only, epoch by epoch");
-    v("train.epochs", c.train.epochs, "classify, sft: passes over the training split (train.max_steps and seq_len are not used: the data sets the length)");
+    v("train.epochs", c.train.epochs, "classify, sft: passes over the training split, each its examples over the global batch in steps, rounded up (train.max_steps and seq_len are not used)");
     v("train.recompute", c.train.recompute, "activation recompute: none; gelu (GELU and layernorm outputs recomputed in backward: one elementwise pass each); block (each block re-runs its forward in backward, keeping only its output)");
     v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs, fp32 accumulation, master weights and moments); auto: bf16 where the CPU has AVX512_BF16");
     v("optim.lr", c.optim.lr, "peak learning rate");
@@ -55,10 +55,10 @@ void visit_config(TrainConfig& c, V&& v) {
     v("optim.moments", c.optim.moments, "precision of Adam's moments: fp32; bf16 (half their memory, 4 bytes per parameter less, rounded stochastically so small updates still count on average)");
     v("dist.bucket_mb", c.dist.bucket_mb, "size of the gradient buckets all-reduced while backward runs (processes > 1, zero_stage 0)");
     v("dist.overlap", c.dist.overlap, "all-reduce buckets during backward, overlapping computation; false: all at once after it");
-    v("eval.every", c.eval.every, "steps between validation evaluations; 0: only at the end");
-    v("eval.batches", c.eval.batches, "validation batches per evaluation (each of processes x batch_size windows)");
-    v("eval.metric", c.eval.metric, "classify: the validation metric that picks the best checkpoint: macro_f1, accuracy or loss");
-    v("checkpoint.every", c.checkpoint.every, "steps between checkpoints; 0: only at the end");
+    v("eval.every", c.eval.every, "steps between validation evaluations (from step 0, and at the end); 0: only at the end; classify and sft also evaluate at each epoch's end");
+    v("eval.batches", c.eval.batches, "validation batches per evaluation, each of processes x batch_size sequences (kept by a resume on other processes); classify and sft evaluate their whole validation split");
+    v("eval.metric", c.eval.metric, "classify: the validation metric that picks best/: macro_f1, accuracy or loss (a tie goes to the lower loss); other tasks: the validation loss");
+    v("checkpoint.every", c.checkpoint.every, "steps between checkpoints; 0: only at the end; classify and sft also checkpoint at each epoch's end");
     v("checkpoint.keep_last", c.checkpoint.keep_last, "checkpoints kept besides best/ (one more while the next is written; best/ is a full copy when it falls between checkpoints)");
     v("log.every", c.log.every, "steps between log lines");
     v("log.tensorboard", c.log.tensorboard, "write TensorBoard event files");
@@ -343,10 +343,6 @@ void validate_config(const TrainConfig& c) {
     const std::string& m = c.eval.metric;
     require(m == "macro_f1" || m == "accuracy" || m == "loss", "eval.metric", show(m),
             "must be macro_f1, accuracy or loss");
-}
-
-const char* metrics_x_axis(const TrainConfig& c) {
-    return c.train.task == "classify" || c.train.task == "sft" ? "epoch" : "step";
 }
 
 }  // namespace lmforge

@@ -102,8 +102,4 @@ std::string config_to_toml(const TrainConfig& c);
 // Range and consistency checks that need no files (InputError naming the key).
 void validate_config(const TrainConfig& c);
 
-// What a run's metrics count in their "step" field: "epoch" for the tasks that log once an
-// epoch (classify, sft), "step" for the others (lm, mlm).
-const char* metrics_x_axis(const TrainConfig& c);
-
 }  // namespace lmforge

@@ -1,24 +1,19 @@
-// Validation: the mean loss per token over the first K batches of a split, read in order (no
-// shuffle), so every evaluation of a run sees the same tokens. Never past the split's end: a
-// window scored twice would weigh twice, so the last batch may be partly empty and K may be cut.
+// Validation of a language model on token shards: the losses over the first W windows of a
+// split, read in order (no shuffle), so every evaluation of a run sees the same tokens. Never
+// past the split's end: a window scored twice would weigh twice, so the last batch may be
+// partly empty and W may be cut.
 #pragma once
 
 #include <cstdint>
 
 #include "data/dataloader.h"
-#include "model/gpt2.h"
+#include "model/batch.h"
+#include "model/model.h"
 
 namespace lmforge {
 
-struct EvalResult {
-    double loss = 0;  // per token, over this process's tokens
-    double perplexity = 0;
-    int64_t batches = 0;
-    int64_t tokens = 0;     // this process's scored tokens
-    double loss_sum = 0;    // their losses' sum: summed with `tokens` over ranks, the mean of all
-};
-
-// batches 0: the whole split once. Leaves the model planned for the loader's (B, T).
-EvalResult evaluate(Gpt2& model, DataLoader& loader, int64_t batches);
+// This process's share of the losses (sum them over processes for the split's); windows 0:
+// the whole split once.
+LossSum evaluate_windows(Model& model, DataLoader& loader, int64_t windows);
 
 }  // namespace lmforge

@@ -31,33 +31,32 @@ std::vector<std::vector<int32_t>> cut_pieces(std::span<const uint16_t> tokens, i
     return pieces;
 }
 
-void mask_tokens(MlmBatch& batch, const EncoderSpecials& sp, int64_t ordinary_vocab, const MaskingOptions& opts,
-                 Rng& rng) {
-    batch.targets.assign(batch.inputs.size(), kernels::kIgnoreIndex);
-    for (int64_t b = 0; b < batch.B; b++) {
-        for (int64_t t = 0; t < batch.lengths[b]; t++) {
-            int32_t& id = batch.inputs[b * batch.T + t];
-            if (sp.is_special(id) || rng.uniform() >= opts.choose) continue;
-            batch.targets[b * batch.T + t] = id;
-            const float r = rng.uniform();
-            if (r < opts.to_mask) {
-                id = sp.mask;
-            } else if (r < opts.to_mask + opts.to_random) {
-                id = static_cast<int32_t>(rng.below(static_cast<uint64_t>(ordinary_vocab)));
-            }
+void mask_row(Batch& batch, int64_t b, const EncoderSpecials& sp, int64_t ordinary_vocab, const MaskingOptions& opts,
+              Rng& rng) {
+    for (int64_t t = 0; t < batch.lengths[b]; t++) {
+        int32_t& id = batch.inputs[b * batch.T + t];
+        if (sp.is_special(id) || rng.uniform() >= opts.choose) continue;
+        batch.targets[b * batch.T + t] = id;
+        const float r = rng.uniform();
+        if (r < opts.to_mask) {
+            id = sp.mask;
+        } else if (r < opts.to_mask + opts.to_random) {
+            id = static_cast<int32_t>(rng.below(static_cast<uint64_t>(ordinary_vocab)));
         }
     }
 }
 
-MlmBatch make_mlm_batch(const std::vector<std::vector<int32_t>>& pieces, std::span<const int64_t> idx, int64_t max_T,
-                        const EncoderSpecials& sp, int64_t ordinary_vocab, const MaskingOptions& opts, Rng& rng) {
-    MlmBatch batch;
-    batch.B = static_cast<int64_t>(idx.size());
+void make_mlm_batch(Batch& batch, const std::vector<std::vector<int32_t>>& pieces, std::span<const int64_t> idx,
+                    std::span<const uint64_t> keys, const MlmFraming& f) {
+    const EncoderSpecials& sp = f.specials;
     int64_t longest = 0;
     for (const int64_t i : idx) longest = std::max<int64_t>(longest, static_cast<int64_t>(pieces[i].size()) + 2);
-    batch.T = std::min(max_T, (longest + 15) / 16 * 16);
-    batch.inputs.assign(batch.B * batch.T, sp.pad);
-    batch.lengths.resize(batch.B);
+    batch.B = static_cast<int64_t>(idx.size());
+    batch.T = std::min(f.max_T, (longest + 15) / 16 * 16);
+    batch.inputs.assign(static_cast<size_t>(batch.B * batch.T), sp.pad);
+    batch.targets.assign(batch.inputs.size(), kernels::kIgnoreIndex);
+    batch.lengths.resize(static_cast<size_t>(batch.B));
+    batch.labels.clear();
     for (int64_t b = 0; b < batch.B; b++) {
         const std::vector<int32_t>& p = pieces[idx[b]];
         const auto n = static_cast<int64_t>(std::min<size_t>(p.size(), batch.T - 2));
@@ -66,9 +65,9 @@ MlmBatch make_mlm_batch(const std::vector<std::vector<int32_t>>& pieces, std::sp
         std::copy_n(p.begin(), n, row + 1);
         row[n + 1] = sp.sep;
         batch.lengths[b] = static_cast<int32_t>(n + 2);
+        Rng rng(mix_seed(f.seed, keys[b]));
+        mask_row(batch, b, sp, f.ordinary_vocab, f.masking, rng);
     }
-    mask_tokens(batch, sp, ordinary_vocab, opts, rng);
-    return batch;
 }
 
 std::vector<uint16_t> read_split_tokens(const std::string& dir, const std::string& split) {

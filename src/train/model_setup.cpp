@@ -1,12 +1,15 @@
 #include "train/model_setup.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/checkpoint.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "model/bert.h"
 #include "model/gpt2.h"
 
@@ -100,6 +103,16 @@ std::unique_ptr<Model> make_model(const TrainConfig& c, int64_t seq_len, int64_t
     m.num_labels = num_labels;
     m.validate();
     return std::make_unique<Gpt2>(m, gemm, precision, recompute);
+}
+
+void load_init_from(Model& model, const std::string& dir) {
+    const std::string path = dir + "/model.safetensors";
+    const std::vector<std::string> missing = load_matching_weights(model, path);
+    if (missing.size() == model.layout().specs().size()) {
+        throw InputError(fmt::format("{}: holds none of this model's tensors", path),
+                         "model.init_from must be a checkpoint of the same architecture (gpt2 or bert)");
+    }
+    log::info("weights from {}{}", dir, missing.empty() ? "" : fmt::format(" (new: {})", fmt::join(missing, ", ")));
 }
 
 std::string model_summary(const Model& model) {

@@ -46,6 +46,10 @@ std::unique_ptr<Model> make_model(const TrainConfig& c, int64_t seq_len, int64_t
 // AdamW (optim.*) and data parallelism (optim.zero_stage, dist.*) over comm for the model.
 std::unique_ptr<DataParallel> make_data_parallel(const TrainConfig& c, Communicator& comm, Model& model);
 
+// model.init_from: the tensors of the model's layout that the checkpoint directory holds
+// (InputError if it holds none of them; those it lacks, a new task's head, are logged).
+void load_init_from(Model& model, const std::string& dir);
+
 // "gpt2, 4 layers, 4 heads, width 256" from the model's recorded config.
 std::string model_summary(const Model& model);
 

@@ -63,17 +63,19 @@ std::vector<double> ending_log_likelihoods(Gpt2& model, const ChoiceItem& item) 
     const std::vector<int32_t> context(item.context.end() - static_cast<int64_t>(keep), item.context.end());
     const auto T = static_cast<int64_t>(context.size() + longest);
     // Row b: context + ending b, padded; position t predicts token t + 1, counted on the ending.
-    std::vector<int32_t> inputs(B * T, 0), targets(B * T, kernels::kIgnoreIndex);
+    Batch batch;
+    batch.resize_for_tokens(B, T);
+    std::fill(batch.inputs.begin(), batch.inputs.end(), 0);
+    std::fill(batch.targets.begin(), batch.targets.end(), kernels::kIgnoreIndex);
     for (int64_t b = 0; b < B; b++) {
         std::vector<int32_t> row = context;
         row.insert(row.end(), item.endings[b].begin(), item.endings[b].end());
-        std::copy(row.begin(), row.end(), inputs.begin() + b * T);
+        std::copy(row.begin(), row.end(), batch.inputs.begin() + b * T);
         for (size_t t = context.empty() ? 0 : context.size() - 1; t + 1 < row.size(); t++) {
-            targets[b * T + static_cast<int64_t>(t)] = row[t + 1];
+            batch.targets[b * T + static_cast<int64_t>(t)] = row[t + 1];
         }
     }
-    model.plan(B, T);
-    model.forward(inputs.data(), targets.data());
+    model.forward(batch);
     std::vector<double> ll(B, 0.0);
     for (int64_t b = 0; b < B; b++) {
         for (int64_t t = 0; t < T; t++) ll[b] -= model.token_losses()[b * T + t];  // 0 where not counted

@@ -207,14 +207,14 @@ std::vector<uint8_t> render_rgb(const Chart& chart, int width, int height) {
     return c.rgb;
 }
 
-std::vector<std::string> write_loss_plots(const std::string& run_dir, const std::string& x_label) {
+std::vector<std::string> write_loss_plots(const std::string& run_dir) {
     const std::string metrics = run_dir + "/metrics.jsonl";
     std::ifstream in(metrics);
     if (!in) throw InputError(fmt::format("{}: cannot read", metrics), "is this a run directory?");
     Series train{"train loss", 0x1f77b4, {}, false}, val{"val loss", 0xff7f0e, {}, true};
     // A value lmforge could not write as a number (a NaN loss is null) is a gap in the line.
     const auto number = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : NAN; };
-    std::string line;
+    std::string line, x_label = "step";
     size_t line_no = 0;
     while (std::getline(in, line)) {
         line_no++;
@@ -228,6 +228,8 @@ std::vector<std::string> write_loss_plots(const std::string& run_dir, const std:
         const double step = j["step"].get<double>();
         if (j.contains("loss")) train.points.emplace_back(step, number(j["loss"]));
         if (j.contains("val_loss")) val.points.emplace_back(step, number(j["val_loss"]));
+        // The first epoch's end, of a task that trains by epochs, tells their length.
+        if (j.contains("epoch_loss") && j.value("epoch", 0.0) == 1.0) x_label = fmt::format("step (epochs of {:g})", step);
     }
     const std::string name = std::filesystem::path(run_dir).lexically_normal().filename().string();
     Chart chart{name.empty() ? "loss" : name, x_label, "loss", {}};

@@ -24,8 +24,8 @@ std::string render_svg(const Chart& chart, int width, int height);
 std::vector<uint8_t> render_rgb(const Chart& chart, int width, int height);  // rows of RGB pixels
 
 // Reads run_dir/metrics.jsonl and writes run_dir/plots/loss.svg and loss.png (train loss by
-// step, or by epoch as x_label says, and validation loss at each evaluation). Returns the two
-// paths.
-std::vector<std::string> write_loss_plots(const std::string& run_dir, const std::string& x_label = "step");
+// step, and validation loss at each evaluation; the length of an epoch on the step axis, for a
+// task that trains by epochs). Returns the two paths.
+std::vector<std::string> write_loss_plots(const std::string& run_dir);
 
 }  // namespace lmforge

@@ -94,8 +94,8 @@ std::vector<int32_t> generate_without_cache(Gpt2& model, std::span<const int32_t
     int64_t start = 0;  // the window's first token
     for (int64_t i = 0; i < opts.max_new_tokens; i++) {
         const auto T = static_cast<int64_t>(seq.size()) - start;
-        model.plan(1, T);
-        model.forward(seq.data() + start, nullptr);
+        const Batch window{.B = 1, .T = T, .inputs = {seq.begin() + start, seq.end()}};
+        model.forward(window);
         const int32_t next = sample_token(model.logits() + (T - 1) * Vp, V, opts, rng, scratch);
         seq.push_back(next);
         if (next == opts.stop_token) break;

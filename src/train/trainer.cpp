@@ -1,509 +1,544 @@
 #include "train/trainer.h"
 
 #include <fmt/format.h>
-#include <omp.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
+#include <limits>
+#include <memory>
 #include <optional>
-#include <nlohmann/json.hpp>
 
-#include "backend/gemm.h"
 #include "backend/threads.h"
-#include "core/directory_lock.h"
+#include "checkpoint/checkpoint.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
 #include "core/progress.h"
-#include "core/sysinfo.h"
 #include "core/timer.h"
 #include "data/data_home.h"
-#include "data/dataloader.h"
-#include "checkpoint/checkpoint.h"
-#include "kernels/grad_norm.h"
-#include "model/gpt2.h"
-#include "model/gpt2_decoder.h"
-#include "distributed/communicator.h"
+#include "data/fingerprint.h"
+#include "data/tokenizer_spec.h"
 #include "distributed/data_parallel.h"
-#include "optim/adamw.h"
-#include "optim/grad_clip.h"
+#include "kernels/grad_norm.h"
+#include "model/precision.h"
 #include "optim/lr_schedule.h"
-#include "train/benchmark.h"
-#include "checkpoint/checkpoint_store.h"
-#include "train/evaluator.h"
 #include "train/metrics.h"
 #include "train/model_setup.h"
 #include "train/plot.h"
-#include "train/sampler.h"
+#include "train/resume.h"
+#include "train/run_context.h"
 #include "train/stop_request.h"
-#include "data/tokenizer_spec.h"
-#include "tokenizer/tokenizer_io.h"
+#include "train/task.h"
+#include "train/train_step.h"
 
 namespace lmforge {
 
-namespace fs = std::filesystem;
-
 namespace {
 
-void check_writable(const std::string& dir) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    const std::string probe = dir + "/.write-test";
-    std::ofstream out(probe);
-    if (ec || !out || !(out << "ok")) {
-        throw InputError(fmt::format("{}: the run directory is not writable", dir),
-                         "choose another run.dir or fix its permissions");
-    }
-    out.close();
-    fs::remove(probe);
+std::string fmt_ms(double seconds) { return fmt::format("{:.1f}", seconds * 1e3); }
+
+// model.init_from is checked even where a resume will not read it: a typo is refused alike.
+void check_init_from(const std::string& dir) {
+    if (dir.empty() || std::filesystem::exists(dir + "/model.safetensors")) return;
+    const bool hf = std::filesystem::exists(dir + "/config.json");
+    throw InputError(fmt::format("model.init_from = {}: no model.safetensors there{}", dir,
+                                 hf ? " (a Hugging Face directory)" : ""),
+                     hf ? "convert it first: lmforge import --hf " + dir + " --output DIR" : "name a checkpoint directory");
 }
 
-std::string fmt_ms(double s) { return fmt::format("{:.1f}", s * 1e3); }
+// Time spent in each part of the steps since the last log line.
+struct PhaseTimes {
+    double data = 0, compute = 0, optimizer = 0, comm = 0;
+    int64_t steps = 0;
+};
 
-// A run resumes only the model it was started with. Some changes would load without a shape
-// error (fewer layers read the first ones; other heads leave every tensor's shape as it was),
-// so the checkpoint's recorded configuration is compared field by field.
-void check_same_model(const std::string& weights, const Gpt2Config& now) {
-    const Gpt2Config saved = read_model_config(weights);
-    const std::pair<const char*, std::pair<int64_t, int64_t>> fields[] = {
-        {"n_layer", {saved.n_layer, now.n_layer}},          {"n_head", {saved.n_head, now.n_head}},
-        {"n_embd", {saved.n_embd, now.n_embd}},             {"vocab_size", {saved.vocab_size, now.vocab_size}},
-        {"block_size", {saved.block_size, now.block_size}}, {"num_labels", {saved.num_labels, now.num_labels}},
-    };
-    for (const auto& [name, values] : fields) {
-        if (values.first != values.second) {
-            throw InputError(fmt::format("{}: the checkpoint's model has {} = {}, the configuration {}", weights, name,
-                                         values.first, values.second),
-                             "resume with the run's own model settings, or start a new run directory");
+class Trainer {
+public:
+    explicit Trainer(const TrainOptions& opts);
+    TrainSummary run();
+
+private:
+    // Before the loop: everything that can be wrong is checked before anything is written.
+    void open_tokenizer_of_data();
+    void plan_batches();
+    void read_latest();
+    void start_weights();
+    void check_processes_agree();
+    void write_records();
+    void log_setup() const;
+    void warn_about_lengths() const;
+
+    // The loop.
+    bool epoch_based() const { return steps_per_epoch_ > 0; }
+    bool epoch_ends_at(int64_t step) const { return epoch_based() && step > 0 && step % steps_per_epoch_ == 0; }
+    int64_t epoch_of(int64_t step) const { return epoch_based() ? step / steps_per_epoch_ + 1 : 0; }
+    void at_step_start(int64_t step);
+    void train_one_step(int64_t step);
+    void log_step(int64_t step, const StepResult& r, double lr, double seconds);
+    void log_epoch(int64_t step);
+    void evaluate(int64_t step);
+    std::string save(int64_t step, bool only_best = false);
+    void keep_best(int64_t step, bool saved);
+    int stop_agreed();
+    double model_gflops(double tokens_per_s);
+    void finish(TrainSummary& summary);
+    void write_report(TrainSummary& summary);
+
+    const TrainConfig& cfg_;
+    bool resume_asked_;
+    RunContext ctx_;
+    std::unique_ptr<Tokenizer> tokenizer_;
+    std::unique_ptr<Task> task_;
+    std::unique_ptr<Model> model_;
+    std::unique_ptr<DataParallel> dp_;
+    std::optional<std::string> latest_;
+    TrainingState saved_;  // the latest checkpoint's, if any
+    TrainingState state_;
+    BatchPlan plan_;
+    int64_t total_steps_ = 0, steps_per_epoch_ = 0, start_step_ = 0, end_step_ = 0;
+    LrSchedule schedule_;
+    std::vector<Batch> batches_;  // the step's micro-batches, reused
+    std::string config_toml_, fingerprint_;
+    std::unique_ptr<MetricsLog> metrics_;
+    std::unique_ptr<Progress> bar_;
+    std::unique_ptr<StopRequest> stop_;
+    std::optional<Evaluation> last_eval_;
+    int64_t last_eval_step_ = -1;
+    double flops_per_token_ = 0, peak_gflops_ = 0;
+    bool peak_checked_ = false;
+    PhaseTimes phases_;
+    double seconds_before_ = 0, seconds_now_ = 0, tokens_now_ = 0, last_loss_ = 0;
+    int stopped_by_ = 0, agreed_stop_ = 0;
+};
+
+Trainer::Trainer(const TrainOptions& opts)
+    : cfg_(opts.config), resume_asked_(opts.resume), ctx_(cfg_, run_dir_for(cfg_, opts.config_path)) {
+    if (!std::filesystem::is_directory(cfg_.data.dir)) {
+        throw InputError(fmt::format("{}: no such data directory", cfg_.data.dir),
+                         "run lmforge prepare first, or fix data.dir");
+    }
+    check_init_from(cfg_.model.init_from);
+    open_tokenizer_of_data();
+    task_ = make_task(cfg_, tokenizer_.get());
+    model_ = task_->make_model(ctx_.gemm(), ctx_.precision());
+    ctx_.take_run_dir();
+    read_latest();
+    plan_batches();
+    task_->start(plan_);
+    fingerprint_ = data_fingerprint(task_->data_files());
+    if (latest_) {
+        const std::string weights = *latest_ + "/model.safetensors";
+        check_resumable(saved_, read_model_json(weights), task_->name(), nlohmann::json::parse(model_->config_json()),
+                        fingerprint_, weights);
+    }
+    check_processes_agree();
+    dp_ = make_data_parallel(cfg_, ctx_.comm(), *model_);
+    start_weights();
+    config_toml_ = config_to_toml(cfg_);
+    write_records();
+}
+
+void Trainer::open_tokenizer_of_data() {
+    try {
+        tokenizer_ = open_tokenizer(data_tokenizer_spec(cfg_), data_home());
+    } catch (const InputError& e) {
+        if (!cfg_.data.tokenizer.empty()) throw;
+        log::warn("no tokenizer beside the data ({}): samples are shown as ids and the run directory keeps none",
+                  e.what());
+    }
+}
+
+void Trainer::read_latest() {
+    latest_ = ctx_.store().latest();
+    if (resume_asked_ && !latest_) {
+        throw InputError(fmt::format("{}: no checkpoint to resume from", ctx_.run_dir()),
+                         "drop --resume to start the run");
+    }
+    if (latest_) saved_ = read_training_state(*latest_);
+    if (!latest_ && std::filesystem::exists(ctx_.run_dir() + "/best")) {
+        log::warn("{} holds an earlier run without checkpoints: this one trains from the start and replaces its "
+                  "best/, report and metrics",
+                  ctx_.run_dir());
+    }
+}
+
+void Trainer::plan_batches() {
+    const int64_t B = cfg_.train.batch_size, per_micro = B * ctx_.world();
+    int64_t saved_global = saved_.global_batch;
+    if (saved_global == 0 && saved_.batch_tokens > 0) saved_global = saved_.batch_tokens / task_->max_seq_len();
+    const int64_t global = resolve_global_batch(task_->requested_global_batch(ctx_.world()), latest_ ? saved_global : 0,
+                                                per_micro, task_->epoch_size() > 0, latest_.value_or(ctx_.run_dir()));
+    const int64_t eval_sequences = latest_ && saved_.eval_sequences > 0 ? saved_.eval_sequences
+                                                                       : cfg_.eval.batches * per_micro;
+    plan_ = {B, global / per_micro, ctx_.rank(), ctx_.world(), eval_sequences};
+    batches_.resize(static_cast<size_t>(plan_.accumulation));
+    if (task_->epoch_size() > 0) {
+        steps_per_epoch_ = (task_->epoch_size() + global - 1) / global;
+        total_steps_ = steps_per_epoch_ * cfg_.train.epochs;
+    } else {
+        total_steps_ = cfg_.train.max_steps;
+    }
+    if (latest_ && total_steps_ < saved_.step) {
+        throw InputError(fmt::format("{} = {} is below the step the run has reached ({})",
+                                     epoch_based() ? "train.epochs" : "train.max_steps",
+                                     epoch_based() ? cfg_.train.epochs : cfg_.train.max_steps, saved_.step),
+                         fmt::format("raise {}, or train in another run directory",
+                                     epoch_based() ? "train.epochs" : "train.max_steps"));
+    }
+    // An epoch-based run's length follows from its data: its warm-up is held to half of it.
+    const int64_t warmup = epoch_based() ? std::min(cfg_.optim.warmup_steps, total_steps_ / 2) : cfg_.optim.warmup_steps;
+    schedule_ = {LrSchedule::parse_kind(cfg_.optim.schedule), cfg_.optim.lr, cfg_.optim.min_lr_ratio, warmup,
+                 std::max<int64_t>(1, total_steps_)};
+}
+
+// Every process must have read the same checkpoint (or none): a run directory that is not on
+// a file system they share would let them train from different steps.
+void Trainer::check_processes_agree() {
+    if (ctx_.world() == 1) return;
+    const double step = latest_ ? static_cast<double>(saved_.step) : -1.0;
+    const double highest = ctx_.comm().allreduce_max(step), lowest = -ctx_.comm().allreduce_max(-step);
+    if (highest != lowest) {
+        const auto show = [](double s) { return s < 0 ? std::string("none") : fmt::format("step {}", s); };
+        throw InputError(fmt::format("{}: the processes found different checkpoints to resume from ({} to {})",
+                                     ctx_.run_dir(), show(lowest), show(highest)),
+                         "put the run directory on a file system every process shares");
+    }
+}
+
+void Trainer::start_weights() {
+    if (latest_) {
+        OptimizerMoments moments = dp_->moments_for_load();
+        load_checkpoint(*latest_, *model_, moments, state_);
+        dp_->adopt_loaded(moments);
+        task_->restore(state_.data);
+    } else {
+        model_->init_weights(static_cast<uint64_t>(cfg_.train.seed));
+        if (!cfg_.model.init_from.empty()) load_init_from(*model_, cfg_.model.init_from);
+    }
+    if (latest_ && state_.max_steps > 0 && state_.max_steps != total_steps_ && state_.step < total_steps_ &&
+        schedule_.kind != LrSchedule::Kind::Constant) {
+        LrSchedule before = schedule_;
+        before.total_steps = state_.max_steps;
+        log::warn("{} changes the run's length from {} to {} steps: the {} schedule is laid over the new length, so "
+                  "the learning rate at step {} goes from {:.2e} to {:.2e}",
+                  epoch_based() ? "train.epochs" : "train.max_steps", state_.max_steps, total_steps_,
+                  cfg_.optim.schedule, state_.step,
+                  before.at(std::min(state_.step, state_.max_steps - 1)), schedule_.at(state_.step));
+    }
+    state_.task = task_->name();
+    state_.global_batch = plan_.global();
+    state_.max_steps = total_steps_;
+    state_.eval_sequences = plan_.eval_sequences;
+    state_.data_fingerprint = fingerprint_;
+    // Every process starts from rank 0's parameters exactly (seeded alike anyway).
+    ctx_.comm().broadcast(model_->params().data(), model_->params().size() * sizeof(float), 0);
+    model_->weights_changed();
+    model_->plan(plan_.B, task_->max_seq_len());  // the largest batch: every later one fits in its memory
+    start_step_ = end_step_ = state_.step;
+    seconds_before_ = state_.train_seconds;
+}
+
+// Only now, with the inputs past every check: the run directory records them.
+void Trainer::write_records() {
+    on_lead_agreed(ctx_.comm(), [&] {
+        write_text_atomic(ctx_.run_dir() + "/config.toml", config_toml_);
+        if (tokenizer_) tokenizer_->save(ctx_.run_dir() + "/tokenizer");
+        metrics_ = std::make_unique<MetricsLog>(ctx_.run_dir(), cfg_.log.tensorboard, state_.step);
+    });
+    ctx_.log_to_run_dir();
+}
+
+void Trainer::log_setup() const {
+    const int64_t G = plan_.global();
+    log::info("lmforge 0.1.0 {}, run directory {}", ctx_.describe(), ctx_.run_dir());
+    if (latest_) log::info("resuming from {} (step {})", *latest_, start_step_);
+    log::info("data parallel: {}, optimizer state {:.1f} MB on this process (moments in {})",
+              cfg_.optim.zero_stage == 1 ? "ZeRO-1 (moments sharded, gradients reduce-scattered, parameters all-gathered)"
+              : ctx_.world() == 1        ? "one process, nothing to synchronise"
+              : cfg_.dist.overlap ? fmt::format("gradients all-reduced in {:g} MB buckets during backward", cfg_.dist.bucket_mb)
+                                  : "gradients all-reduced after backward",
+              dp_->moment_bytes() / 1e6, moment_precision_name(dp_->optimizer().config().moments));
+    log::info("model: {}, {} parameters; activations {:.0f} MiB (recompute {})", model_summary(*model_),
+              model_->layout().count(), static_cast<double>(model_->activation_bytes()) / 1048576.0,
+              cfg_.train.recompute);
+    log::info("{}", task_->describe_data());
+    log::info("batch: {} sequences x {} accumulation x {} process{} = {} sequences per step; {} steps{}", plan_.B,
+              plan_.accumulation, ctx_.world(), ctx_.world() > 1 ? "es" : "", G, total_steps_,
+              epoch_based() ? fmt::format(" ({} epochs of {})", cfg_.train.epochs, steps_per_epoch_) : "");
+    if (flops_per_token_ > 0) {
+        log::info("peak: {:.4g} GFLOP/s per process ({}), the denominator of the MFU", peak_gflops_,
+                  cfg_.log.peak_gflops > 0 ? "log.peak_gflops" : "measured");
+    }
+    log::to_file(fmt::format("resolved configuration (also in {}/config.toml):\n{}", ctx_.run_dir(), config_toml_));
+}
+
+void Trainer::warn_about_lengths() const {
+    if (!ctx_.lead()) return;
+    const int64_t steps = total_steps_;
+    if (!epoch_based() && cfg_.optim.warmup_steps >= steps) {
+        log::warn("optim.warmup_steps = {} is not below train.max_steps = {}: the learning rate rises for the whole "
+                  "run and {}",
+                  cfg_.optim.warmup_steps, steps,
+                  cfg_.optim.warmup_steps == steps ? "reaches optim.lr only at the last step" : "never reaches optim.lr");
+    }
+    if (!epoch_based() && cfg_.checkpoint.every >= steps) {
+        log::warn("checkpoint.every = {} is not below train.max_steps = {}: the run saves no checkpoint before its "
+                  "end, so a crash loses all of it",
+                  cfg_.checkpoint.every, steps);
+    }
+    if (!epoch_based() && task_->has_validation() && cfg_.eval.every >= steps) {
+        log::warn("eval.every = {} is not below train.max_steps = {}: validation only at the start and the end",
+                  cfg_.eval.every, steps);
+    }
+}
+
+TrainSummary Trainer::run() {
+    Timer session;
+    flops_per_token_ = task_->flops_per_token(*model_);
+    if (flops_per_token_ > 0) {
+        peak_gflops_ = cfg_.log.peak_gflops > 0 ? cfg_.log.peak_gflops : peak_gflops(ctx_.precision());
+    }
+    log_setup();
+    warn_about_lengths();
+    if (ctx_.lead() && Progress::terminal()) {
+        bar_ = std::make_unique<Progress>("training", static_cast<double>(total_steps_), "steps", 1.0);
+        bar_->update(static_cast<double>(start_step_), "");
+        log::set_stderr_sink([this](const std::string& line) { bar_->print_above(line); });
+    }
+    // Ctrl-C and the like stop the loop between steps; every process stops after the same one.
+    stop_ = std::make_unique<StopRequest>(ctx_.comm().name() == "mpi");
+    end_step_ = total_steps_;
+    for (int64_t step = start_step_; step < end_step_; step++) {
+        at_step_start(step);
+        train_one_step(step);
+        if (const int sig = stop_agreed(); sig != 0) {
+            agreed_stop_ = sig;
+            if (step + 1 < end_step_) {  // on the last step, the run simply ends
+                stopped_by_ = sig;
+                end_step_ = step + 1;
+            }
         }
     }
+    TrainSummary summary;
+    finish(summary);
+    summary.seconds = session.seconds();
+    return summary;
+}
+
+// nanoGPT's order: what falls due at a step comes before it, so a checkpoint at step N holds
+// the weights after N steps, with the evaluation of those weights.
+void Trainer::at_step_start(int64_t step) {
+    const bool epoch_end = epoch_ends_at(step);
+    if (epoch_end || (cfg_.eval.every > 0 && step % cfg_.eval.every == 0)) evaluate(step);
+    if (epoch_end) log_epoch(step);
+    const bool checkpoint_due =
+        (epoch_end || (cfg_.checkpoint.every > 0 && step % cfg_.checkpoint.every == 0)) && step > start_step_;
+    if (checkpoint_due) save(step);
+    keep_best(step, checkpoint_due);
+    // The epoch's tally goes only after its checkpoint, which keeps it: a run resumed there logs
+    // the same epoch line again, as the metrics it rewrites from that step on must hold it.
+    if (epoch_end) state_.epoch_loss = {};
+    if (ctx_.lead() && cfg_.sample.every > 0 && step > 0 && step % cfg_.sample.every == 0) {
+        for (const std::string& s : task_->samples(*model_, ctx_.gemm(), 1)) log::info("step {:>6}: sample: {}", step, s);
+    }
+}
+
+void Trainer::train_one_step(int64_t step) {
+    Timer timer, data_timer;
+    for (Batch& b : batches_) task_->next_batch(b);
+    phases_.data += data_timer.seconds();
+    const double lr = schedule_.at(step);
+    const StepResult r = train_step(*model_, *dp_, batches_, static_cast<float>(lr), cfg_.optim.grad_clip);
+    const double seconds = timer.seconds();
+    const double loss = r.loss.mean();
+    if (!std::isfinite(loss) || !std::isfinite(r.grad_norm)) {
+        throw Error(fmt::format("step {}: the {} is {}", step, std::isfinite(loss) ? "gradient norm" : "loss",
+                                std::isfinite(loss) ? r.grad_norm : loss),
+                    "lower optim.lr or raise warm-up");
+    }
+    phases_.compute += r.compute_seconds;
+    phases_.optimizer += r.optimizer_seconds;
+    phases_.comm += r.comm_seconds;
+    phases_.steps++;
+    state_.tokens_seen += r.tokens;
+    state_.epoch_loss += r.loss;
+    tokens_now_ += static_cast<double>(r.tokens);
+    seconds_now_ += seconds;
+    last_loss_ = loss;
+    log_step(step, r, lr, seconds);
+}
+
+void Trainer::log_step(int64_t step, const StepResult& r, double lr, double seconds) {
+    const double tok_s = static_cast<double>(r.tokens) / seconds;
+    if (metrics_) {
+        std::vector<std::pair<std::string, double>> values = {
+            {"loss", r.loss.mean()}, {"accuracy", r.loss.accuracy()}, {"lr", lr},
+            {"grad_norm", r.grad_norm}, {"tokens_per_s", tok_s}, {"step_ms", seconds * 1e3}};
+        if (epoch_based()) values.emplace_back("epoch", static_cast<double>(epoch_of(step)));
+        metrics_->write(step, "train", values);
+    }
+    if (bar_) bar_->update(static_cast<double>(step + 1), fmt::format("loss {:.3f}", r.loss.mean()));
+    if (step % cfg_.log.every != 0 && step + 1 != total_steps_) return;
+    const auto n = static_cast<double>(phases_.steps);
+    const std::string mfu =
+        flops_per_token_ > 0 ? fmt::format(" | MFU {:.1f}%", 100 * model_gflops(tok_s) / peak_gflops_) : "";
+    log::info("step {:>6}/{}{} | loss {:.4f} | lr {:.2e} | norm {:.3f} | {:.0f} ms | {:.0f} tok/s{} | data {} "
+              "fwd+bwd {} opt {} comm {} ms{}",
+              step, total_steps_, epoch_based() ? fmt::format(" (epoch {})", epoch_of(step)) : "", r.loss.mean(), lr,
+              r.grad_norm, seconds * 1e3, tok_s, mfu, fmt_ms(phases_.data / n), fmt_ms(phases_.compute / n),
+              fmt_ms(phases_.optimizer / n), fmt_ms(phases_.comm / n),
+              dp_->buckets() > 0 ? fmt::format(" ({} buckets)", dp_->buckets()) : "");
+    phases_ = {};
+}
+
+// The model's FLOP rate per process. No model outruns the peak measured at the start; if one
+// seems to, that measurement may have been spoilt by something holding the cores: measure once
+// more, keeping the higher figure. A peak given in the configuration is the user's, and only
+// flagged.
+double Trainer::model_gflops(double tokens_per_s) {
+    const double gflops = flops_per_token_ * tokens_per_s / 1e9 / ctx_.world();
+    if (gflops <= peak_gflops_ || peak_checked_) return gflops;
+    peak_checked_ = true;
+    if (cfg_.log.peak_gflops > 0) {
+        log::warn("log.peak_gflops = {:g} is below the {:.0f} GFLOP/s the model reaches per process", peak_gflops_,
+                  gflops);
+        return gflops;
+    }
+    const double again = remeasured_peak_gflops(ctx_.precision());
+    log::warn("the model reaches {:.0f} GFLOP/s per process, above the {:.0f} measured as the peak at the start; "
+              "measured again: {:.0f}",
+              gflops, peak_gflops_, again);
+    peak_gflops_ = again;
+    return gflops;
+}
+
+// The epoch that ends at `step`: its training loss, in the log and the metrics.
+void Trainer::log_epoch(int64_t step) {
+    const int64_t epoch = step / steps_per_epoch_;
+    const LossSum& e = state_.epoch_loss;
+    log::info("epoch {}/{} | train loss {:.4f} accuracy {:.4f}{}", epoch, cfg_.train.epochs, e.mean(), e.accuracy(),
+              last_eval_step_ == step ? " | " + task_->describe(*last_eval_) : "");
+    if (metrics_) {
+        metrics_->write(step, "epoch", {{"epoch", static_cast<double>(epoch)}, {"epoch_loss", e.mean()},
+                                        {"epoch_accuracy", e.accuracy()}});
+    }
+}
+
+void Trainer::evaluate(int64_t step) {
+    if (!task_->has_validation()) return;
+    const Evaluation e = task_->evaluate(*model_, ctx_.comm());
+    last_eval_ = e;
+    last_eval_step_ = step;
+    if (metrics_) {
+        std::vector<std::pair<std::string, double>> values = e.metrics;
+        if (epoch_based()) values.emplace_back("epoch", static_cast<double>(step / steps_per_epoch_));
+        metrics_->write(step, "val", values);
+    }
+    log::info("step {:>6}: {}{}", step, task_->describe(e),
+              e.better_than(state_.best_metric, state_.best_loss) ? " (best)" : "");
+}
+
+// A checkpoint at `step`; with only_best, written as best/ alone (an evaluation that improved
+// on a step that keeps no checkpoint).
+std::string Trainer::save(int64_t step, bool only_best) {
+    // Weights an update has wrecked (a learning rate far too high) must not become the
+    // checkpoint every resume starts from: the last good one stays `latest`. (sum_of_squares
+    // squares in float: a NaN, an inf, or any weight past ~1e19 makes the sum infinite.)
+    const std::span<const float> weights = model_->params();
+    if (!std::isfinite(kernels::sum_of_squares(weights.data(), static_cast<int64_t>(weights.size())))) {
+        const std::optional<std::string> kept = ctx_.store().latest();
+        throw Error(fmt::format("step {}: the weights are no longer finite numbers (the last update diverged); not "
+                                "saved: {}",
+                                step, kept ? *kept + " stays the latest checkpoint" : "the run has no checkpoint"),
+                    "lower optim.lr (or raise optim.warmup_steps) and resume");
+    }
+    state_.step = step;
+    state_.data = task_->data_state();
+    state_.train_seconds = seconds_before_ + seconds_now_;
+    const bool best = last_eval_step_ == step && last_eval_->better_than(state_.best_metric, state_.best_loss);
+    if (best) {
+        state_.best_metric = last_eval_->rank_metric;
+        state_.best_loss = last_eval_->loss;
+        state_.best_step = step;
+    }
+    CheckpointFiles files = task_->checkpoint_files();
+    files.emplace_back("config.toml", config_toml_);
+    const DataParallel::MomentsToSave moments = dp_->moments_for_save(0);  // collective
+    std::string dir;
+    if (ctx_.lead()) {
+        dir = only_best ? ctx_.store().save_best(*model_, moments.moments(), state_, files)
+                        : ctx_.store().save(*model_, moments.moments(), state_, files, best);
+        log::info("step {:>6}: checkpoint {}{}", step, dir, best && !only_best ? " (best)" : "");
+    }
+    ctx_.comm().barrier();
+    return dir;
+}
+
+// After a step's evaluation and checkpoint: an evaluation that improved is kept as best/ even
+// where no checkpoint falls.
+void Trainer::keep_best(int64_t step, bool saved) {
+    if (!saved && last_eval_step_ == step && last_eval_->better_than(state_.best_metric, state_.best_loss)) {
+        save(step, true);
+    }
+}
+
+int Trainer::stop_agreed() {
+    const int sig = stop_->signal();
+    return ctx_.world() > 1 ? static_cast<int>(ctx_.comm().allreduce_max(static_cast<double>(sig))) : sig;
+}
+
+void Trainer::finish(TrainSummary& summary) {
+    summary.run_dir = ctx_.run_dir();
+    summary.start_step = start_step_;
+    summary.steps = end_step_;
+    summary.total_steps = total_steps_;
+    summary.rank = ctx_.rank();
+    if (stopped_by_ != 0) {
+        // Only a checkpoint, so that the run resumes exactly where it stopped.
+        summary.stopped_by = stopped_by_;
+        summary.checkpoint = save(end_step_);
+        log::info("step {:>6}: stopped by {}; the same command resumes the run", end_step_, signal_name(stopped_by_));
+    } else {
+        // The end: a last evaluation and checkpoint, then final/.
+        evaluate(end_step_);
+        if (epoch_based()) log_epoch(end_step_);
+        const bool final_checkpoint = start_step_ < end_step_ || !latest_;
+        const std::string dir = final_checkpoint ? save(end_step_) : "";
+        keep_best(end_step_, final_checkpoint);
+        if (ctx_.lead() && final_checkpoint) ctx_.store().publish_final(dir);
+    }
+    // Only now, with the last checkpoint written: a first signal during the final evaluation
+    // and save is absorbed (it would have ended the run without them); a second ends it.
+    if (agreed_stop_ != 0 && stop_->signal() == 0) stop_->ignore_late(agreed_stop_);
+    stop_.reset();  // from here on, signals act as usual
+    if (bar_) {
+        bar_->finish();
+        log::set_stderr_sink({});
+    }
+    summary.train_loss = last_loss_;
+    summary.val_loss = last_eval_ ? last_eval_->loss : std::numeric_limits<double>::quiet_NaN();
+    summary.evaluation = last_eval_ ? task_->describe(*last_eval_) : "";
+    summary.tokens_per_s = seconds_now_ > 0 ? tokens_now_ / seconds_now_ : 0;
+    if (ctx_.lead() && cfg_.log.plots) summary.plots = write_loss_plots(ctx_.run_dir());
+    if (stopped_by_ == 0) write_report(summary);
+    log::set_file("");
+}
+
+void Trainer::write_report(TrainSummary& summary) {
+    if (ctx_.lead()) summary.samples = task_->samples(*model_, ctx_.gemm(), cfg_.sample.count);
+    if (task_->report_on_best() && std::filesystem::exists(ctx_.run_dir() + "/best/model.safetensors")) {
+        load_model_weights(*model_, ctx_.run_dir() + "/best/model.safetensors");
+        model_->weights_changed();
+    }
+    const int64_t best = state_.best_step;
+    const std::string where = epoch_based() && best >= 0 ? fmt::format("step {}, epoch {}", best, best / steps_per_epoch_)
+                                                         : fmt::format("step {}", best);
+    summary.report = task_->report(*model_, {ctx_.comm(), ctx_.gemm(), ctx_.run_dir(), best, where});
+    if (!summary.report.empty()) log::to_file(summary.report);
 }
 
 }  // namespace
 
-std::string run_dir_for(const TrainConfig& c, const std::string& config_path) {
-    if (!c.run.dir.empty()) return c.run.dir;
-    return "runs/" + fs::path(config_path).stem().string();
-}
-
-TrainSummary train(const TrainOptions& opts) {
-    const TrainConfig& cfg = opts.config;
-    Timer session;
-    TrainSummary summary;
-    summary.run_dir = run_dir_for(cfg, opts.config_path);
-    const std::string& run = summary.run_dir;
-
-    // Everything that can be wrong with the inputs is checked before anything is written.
-    if (!fs::is_directory(cfg.data.dir)) {
-        throw InputError(fmt::format("{}: no such data directory", cfg.data.dir),
-                         "run lmforge prepare first, or fix data.dir");
-    }
-    const Gpt2Config mcfg = model_config(cfg, cfg.train.seq_len);
-    const std::unique_ptr<Communicator> comm = make_communicator();
-    const int world = comm->size(), rank = comm->rank();
-    const bool lead = rank == 0;  // writes the run directory, logs, metrics, plots
-    if (world > 1) {
-        log::set_rank(rank);
-        if (!lead) log::set_level(log::Level::Warn);
-    }
-    const int64_t B = cfg.train.batch_size, T = cfg.train.seq_len;
-    const int64_t per_step = B * T * world;
-    int64_t total = cfg.train.total_batch_tokens > 0 ? cfg.train.total_batch_tokens : per_step;
-    if (total % per_step != 0) {
-        throw InputError(fmt::format("train.total_batch_tokens = {} is not a multiple of batch_size · seq_len · "
-                                     "processes = {}·{}·{} = {}", total, B, T, world, per_step),
-                         fmt::format("use a multiple of {}", per_step));
-    }
-    int64_t accum = total / per_step;
-    backend::set_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads)
-                                               : default_threads(*comm));
-    DataLoader train_loader({cfg.data.dir, "train", B, T, rank, world, cfg.data.shuffle,
-                             static_cast<uint64_t>(cfg.train.seed), mcfg.vocab_size});
-    // No validation shards: no evaluation, said once. Shards that are there but damaged, or
-    // too short for one window, are an error like the training split's.
-    std::unique_ptr<DataLoader> val_loader;
-    bool has_val = true;
-    try {
-        find_shards(cfg.data.dir, "val");
-    } catch (const InputError& e) {
-        has_val = false;
-        log::warn("no validation data ({}): evaluation is skipped", e.what());
-    }
-    if (has_val) {
-        val_loader = std::make_unique<DataLoader>(DataLoaderOptions{cfg.data.dir, "val", B, T, rank, world, false,
-                                                                    static_cast<uint64_t>(cfg.train.seed), mcfg.vocab_size});
-    }
-    std::unique_ptr<Tokenizer> tokenizer;
-    try {
-        tokenizer = open_tokenizer(data_tokenizer_spec(cfg), data_home());
-    } catch (const InputError& e) {
-        if (!cfg.data.tokenizer.empty()) throw;
-        log::warn("no tokenizer beside the data ({}): samples are shown as ids", e.what());
-    }
-
-    // The run directory: rank 0 writes it; on resume every rank reads the checkpoint (with
-    // several hosts, it lives on a shared file system).
-    CheckpointStore store(run, cfg.checkpoint.keep_last);
-    const std::string config_toml = config_to_toml(cfg);
-    std::optional<DirectoryLock> run_lock;  // held until the run ends
-    on_lead_agreed(*comm, [&] {
-        check_writable(run);
-        run_lock.emplace(run);
-        store.remove_stale_temporaries();  // another run's would still be in use: hence the lock
-    });
-    const std::optional<std::string> latest = store.latest();
-    if (opts.resume && !latest) {
-        throw InputError(fmt::format("{}: no checkpoint to resume from", run), "drop --resume to start the run");
-    }
-    if (latest) check_same_model(*latest + "/model.safetensors", mcfg);
-    if (tokenizer && !cfg.sample.prompt.empty() && (cfg.sample.every > 0 || cfg.sample.count > 0)) {
-        const size_t n = tokenizer->encode_ordinary(cfg.sample.prompt).size();
-        if (n > static_cast<size_t>(mcfg.block_size)) {
-            throw InputError(fmt::format("sample.prompt is {} tokens, longer than the model's context ({} tokens)", n,
-                                         mcfg.block_size),
-                             "shorten sample.prompt");
-        }
-    }
-    if (lead) log::set_file(run + "/train.log");
-
-    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
-    std::string precision_why;
-    const Precision precision = resolve_precision(cfg.train.precision, precision_why);
-    const Recompute recompute = parse_recompute(cfg.train.recompute);
-    Gpt2 model(mcfg, *gemm, precision, recompute);
-    const bool peak_given = cfg.log.peak_gflops > 0;
-    double peak_gflops = peak_given ? cfg.log.peak_gflops : lmforge::peak_gflops(precision);
-    const std::unique_ptr<DataParallel> data_parallel = make_data_parallel(cfg, *comm, model);
-    DataParallel& dp = *data_parallel;
-    TrainingState state;
-    state.sample_rng = Rng(static_cast<uint64_t>(cfg.sample.seed)).state();
-    if (latest) {
-        OptimizerMoments moments = dp.moments_for_load();
-        load_checkpoint(*latest, model, moments, state);
-        dp.adopt_loaded(moments);
-        train_loader.restore(state.loader);
-        log::info("resuming from {} (step {})", *latest, state.step);
-        if (state.batch_tokens > 0 && state.batch_tokens != total) {
-            if (cfg.train.total_batch_tokens > 0) {
-                log::warn("train.total_batch_tokens = {} changes the run's global batch of {} tokens", total,
-                          state.batch_tokens);
-            } else if (state.batch_tokens % per_step == 0) {
-                // The global batch is the run's, whatever the number of processes now.
-                total = state.batch_tokens;
-                accum = total / per_step;
-            } else {
-                throw InputError(fmt::format("{}: the run's global batch of {} tokens is not a multiple of "
-                                             "batch_size · seq_len · processes = {} here",
-                                             *latest, state.batch_tokens, per_step),
-                                 "resume with a process count that divides it, or set train.total_batch_tokens");
-            }
-        }
-    } else {
-        model.init_weights(static_cast<uint64_t>(cfg.train.seed));
-        if (!cfg.model.init_from.empty()) {
-            load_model_weights(model, cfg.model.init_from + "/model.safetensors");
-            log::info("weights from {}", cfg.model.init_from);
-        }
-    }
-    state.batch_tokens = total;
-    // Every process must have read the same checkpoint (or none): a run directory that is not
-    // on a file system they share would let them train from different steps.
-    if (world > 1) {
-        const double step = latest ? static_cast<double>(state.step) : -1.0;
-        const double highest = comm->allreduce_max(step), lowest = -comm->allreduce_max(-step);
-        if (highest != lowest) {
-            const auto show = [](double s) { return s < 0 ? std::string("none") : fmt::format("step {}", s); };
-            throw InputError(fmt::format("{}: the processes found different checkpoints to resume from ({} to {})", run,
-                                         show(lowest), show(highest)),
-                             "put the run directory on a file system every process shares");
-        }
-    }
-    if (latest && cfg.train.max_steps < state.step) {
-        throw InputError(fmt::format("train.max_steps = {} is below the step the run has reached ({})",
-                                     cfg.train.max_steps, state.step),
-                         "raise train.max_steps, or train in another run directory");
-    }
-    // The inputs have passed every check: the run directory may record them.
-    if (lead) {
-        write_text_atomic(run + "/config.toml", config_toml);
-        if (tokenizer) tokenizer->save(run + "/tokenizer");
-    }
-    // Every rank starts from rank 0's parameters exactly (seeded alike anyway).
-    comm->broadcast(model.params().data(), model.params().size() * sizeof(float), 0);
-    model.weights_changed();
-    summary.start_step = state.step;
-    model.plan(B, T);
-    const LrSchedule schedule{LrSchedule::parse_kind(cfg.optim.schedule), cfg.optim.lr, cfg.optim.min_lr_ratio,
-                              cfg.optim.warmup_steps, cfg.train.max_steps};
-    if (lead && latest && state.max_steps > 0 && state.max_steps != cfg.train.max_steps &&
-        schedule.kind != LrSchedule::Kind::Constant && state.step < cfg.train.max_steps) {
-        LrSchedule before = schedule;
-        before.total_steps = state.max_steps;
-        log::warn("train.max_steps changes from {} to {}: the {} schedule is laid over the new length, so the "
-                  "learning rate at step {} goes from {:.2e} to {:.2e}",
-                  state.max_steps, cfg.train.max_steps, cfg.optim.schedule, state.step,
-                  before.at(std::min(state.step, state.max_steps - 1)), schedule.at(state.step));
-    }
-    state.max_steps = cfg.train.max_steps;
-    if (lead && cfg.optim.warmup_steps >= cfg.train.max_steps) {
-        log::warn("optim.warmup_steps = {} is not below train.max_steps = {}: the learning rate rises for the whole "
-                  "run and {}",
-                  cfg.optim.warmup_steps, cfg.train.max_steps,
-                  cfg.optim.warmup_steps == cfg.train.max_steps ? "reaches optim.lr only at the last step"
-                                                                : "never reaches optim.lr");
-    }
-    if (lead && cfg.checkpoint.every >= cfg.train.max_steps) {
-        log::warn("checkpoint.every = {} is not below train.max_steps = {}: the run saves no checkpoint before its "
-                  "end, so a crash loses all of it",
-                  cfg.checkpoint.every, cfg.train.max_steps);
-    }
-    if (lead && val_loader && cfg.eval.every >= cfg.train.max_steps) {
-        log::warn("eval.every = {} is not below train.max_steps = {}: validation only at the start and the end",
-                  cfg.eval.every, cfg.train.max_steps);
-    }
-    std::unique_ptr<MetricsLog> metrics;
-    if (lead) metrics = std::make_unique<MetricsLog>(run, cfg.log.tensorboard, state.step);
-    Rng sample_rng;
-    sample_rng.set_state(state.sample_rng);
-
-    char host[256] = "?";
-    gethostname(host, sizeof(host) - 1);
-    log::info("lmforge 0.1.0 on {} ({}), {} process{} ({}) x {} threads, {} ({}), run directory {}", host,
-              cpu_model(), world, world > 1 ? "es" : "", comm->name(), backend::max_threads(), precision_name(precision),
-              precision_why, run);
-    {
-        log::info("data parallel: {}, optimizer state {:.1f} MB on this process (moments in {})", cfg.optim.zero_stage == 1
-                      ? "ZeRO-1 (moments sharded, gradients reduce-scattered, parameters all-gathered)"
-                      : world == 1       ? "one process, nothing to synchronise"
-                      : cfg.dist.overlap ? fmt::format("gradients all-reduced in {:g} MB buckets during backward", cfg.dist.bucket_mb)
-                                         : "gradients all-reduced after backward",
-                  dp.moment_bytes() / 1e6, moment_precision_name(dp.optimizer().config().moments));
-    }
-    log::info("model: {} layers, {} heads, width {}, vocabulary {} (padded {}), context {}: {} parameters",
-              mcfg.n_layer, mcfg.n_head, mcfg.n_embd, mcfg.vocab_size, mcfg.padded_vocab(), mcfg.block_size,
-              model.layout().count());
-    {
-        const double mib = 1024.0 * 1024.0;
-        const double kept_all = static_cast<double>(gpt2_acts_bytes(mcfg, B, T, precision, Recompute::None, model.head_one_pass())) / mib;
-        const double used = static_cast<double>(model.activation_bytes()) / mib;
-        log::info("activations: {:.0f} MiB, recompute {}{}", used, recompute_name(recompute),
-                  recompute == Recompute::None ? "" : fmt::format(" (saves {:.0f} MiB of {:.0f})", kept_all - used, kept_all));
-    }
-    log::info("batch: {} sequences x {} tokens x {} accumulation = {} tokens per step; {} steps; data {} ({} train windows)",
-              B, T, accum, total, cfg.train.max_steps, cfg.data.dir, train_loader.windows_per_epoch());
-    log::info("peak: {:.4g} GFLOP/s per process ({}), the denominator of the MFU", peak_gflops,
-              peak_given ? "log.peak_gflops" : "measured");
-    log::to_file(fmt::format("resolved configuration (also in {}/config.toml):\n{}", run, config_toml));
-
-    const double flops_token = flops_per_token(mcfg, model.layout().count(), T);
-    // No model outruns the peak measured on FMAs (AMX aside: oneDNN's bf16 GEMMs there beat
-    // the AVX512_BF16 figure). If one seems to, the measurement at the start may have been
-    // spoilt by something holding the cores: measure once more, keeping the higher figure.
-    // A peak given in the configuration is the user's, and only flagged.
-    bool peak_checked = false;
-    const auto check_peak = [&](double model_gflops) {
-        if (model_gflops <= peak_gflops || peak_checked) return;
-        peak_checked = true;
-        if (peak_given) {
-            log::warn("log.peak_gflops = {:g} is below the {:.0f} GFLOP/s the model reaches per process", peak_gflops,
-                      model_gflops);
-            return;
-        }
-        const double again = remeasured_peak_gflops(precision);
-        log::warn("the model reaches {:.0f} GFLOP/s per process, above the {:.0f} measured as the peak at the start; "
-                  "measured again: {:.0f}", model_gflops, peak_gflops, again);
-        peak_gflops = again;
-    };
-    std::vector<int32_t> x(B * T), y(B * T);
-    const double train_seconds_before = state.train_seconds;
-    double tokens_this_session = 0, train_seconds_this_session = 0;
-    double last_val = std::numeric_limits<double>::quiet_NaN();
-    int64_t last_val_step = -1;
-    const auto run_eval = [&](int64_t step) {
-        if (!val_loader) return;
-        EvalResult e = evaluate(model, *val_loader, cfg.eval.batches);  // this rank's part
-        e.loss = comm->allreduce_sum(e.loss_sum) / comm->allreduce_sum(static_cast<double>(e.tokens));
-        e.perplexity = std::exp(e.loss);
-        last_val = e.loss;
-        last_val_step = step;
-        if (metrics) metrics->write(step, "val", {{"val_loss", e.loss}, {"val_perplexity", e.perplexity}});
-        log::info("step {:>6}: val loss {:.4f}, perplexity {:.2f}{}", step, e.loss, e.perplexity,
-                  e.loss < state.best_val_loss ? " (best)" : "");
-    };
-    // A checkpoint at `step`; with only_best, written as best/ alone (an evaluation that
-    // improved on a step that keeps no checkpoint).
-    const auto save = [&](int64_t step, bool only_best = false) {
-        // Weights an update has wrecked (a learning rate far too high) must not become the
-        // checkpoint every resume starts from: the last good one stays `latest`.
-        // (sum_of_squares squares in float: a NaN, an inf, or any weight past ~1e19 makes the sum
-        // infinite; lr = 1e30 gives weights of ~1e30.)
-        const std::span<const float> weights = model.params();
-        if (!std::isfinite(kernels::sum_of_squares(weights.data(), static_cast<int64_t>(weights.size())))) {
-            const std::optional<std::string> kept = store.latest();
-            throw Error(fmt::format("step {}: the weights are no longer finite numbers (the last update diverged); not "
-                                    "saved: {}",
-                                    step, kept ? *kept + " stays the latest checkpoint" : "the run has no checkpoint"),
-                        "lower optim.lr (or raise optim.warmup_steps) and resume");
-        }
-        state.step = step;
-        state.loader = train_loader.state();
-        state.sample_rng = sample_rng.state();
-        state.train_seconds = train_seconds_before + train_seconds_this_session;
-        const bool best = last_val_step == step && last_val < state.best_val_loss;
-        if (best) state.best_val_loss = last_val;
-        const DataParallel::MomentsToSave moments = dp.moments_for_save(0);  // collective
-        std::string dir;
-        if (lead) {
-            dir = only_best ? store.save_best(model, moments.moments(), state, config_toml)
-                            : store.save(model, moments.moments(), state, config_toml, best);
-            log::info("step {:>6}: checkpoint {}{}", step, dir, best && !only_best ? " (best)" : "");
-        }
-        comm->barrier();
-        return dir;
-    };
-    // After the evaluations and checkpoints of a step: an evaluation that improved is kept as
-    // best/ even where no checkpoint falls.
-    const auto keep_best = [&](int64_t step, bool saved) {
-        if (!saved && last_val_step == step && last_val < state.best_val_loss) save(step, true);
-    };
-    const auto show_sample = [&](int64_t step) -> std::string {
-        const int32_t start = tokenizer && tokenizer->eot_id() ? *tokenizer->eot_id() : 0;
-        std::vector<int32_t> prompt = tokenizer && !cfg.sample.prompt.empty()
-                                          ? tokenizer->encode_ordinary(cfg.sample.prompt)
-                                          : std::vector<int32_t>{start};
-        if (prompt.empty()) prompt = {start};
-        Gpt2Decoder decoder(model, *gemm);
-        const SampleOptions so{cfg.sample.tokens, cfg.sample.temperature, cfg.sample.top_k, 1.0, std::nullopt};
-        const std::vector<int32_t> ids = generate(decoder, prompt, so, sample_rng);
-        std::string text;
-        if (tokenizer) {
-            text = (cfg.sample.prompt.empty() ? "" : cfg.sample.prompt) + tokenizer->decode(ids);
-        } else {
-            for (int32_t id : ids) text += std::to_string(id) + " ";
-        }
-        if (step >= 0) log::info("step {:>6}: sample: {}", step, text);
-        return text;
-    };
-
-    std::unique_ptr<Progress> bar;
-    if (lead && Progress::terminal()) {
-        bar = std::make_unique<Progress>("training", static_cast<double>(cfg.train.max_steps), "steps", 1.0);
-        bar->update(static_cast<double>(state.step), "");
-        log::set_stderr_sink([&bar](const std::string& line) { bar->print_above(line); });
-    }
-    double data_s = 0, fwd_s = 0, bwd_s = 0, opt_s = 0, comm_s = 0;
-    int64_t steps_since_log = 0;  // the steps those phase times add up
-    // Ctrl-C and the like stop the loop between steps; every rank stops after the same one.
-    auto stop = std::make_unique<StopRequest>(comm->name() == "mpi");
-    const auto stop_agreed = [&]() -> int {
-        return world > 1 ? static_cast<int>(comm->allreduce_max(static_cast<double>(stop->signal()))) : stop->signal();
-    };
-    int64_t end_step = cfg.train.max_steps;  // a stop request makes it sooner
-    int agreed_stop = 0;                     // the signal every rank agreed to stop on
-    for (int64_t step = state.step; step < end_step; step++) {
-        const double lr = schedule.at(step);
-        if (cfg.eval.every > 0 && step % cfg.eval.every == 0) run_eval(step);
-        const bool checkpoint_due = cfg.checkpoint.every > 0 && step % cfg.checkpoint.every == 0 && step > summary.start_step;
-        if (checkpoint_due) save(step);
-        keep_best(step, checkpoint_due);
-        if (lead && cfg.sample.every > 0 && step > 0 && step % cfg.sample.every == 0) show_sample(step);
-
-        Timer step_timer, phase;
-        double loss_sum = 0;
-        model.zero_grad();
-        for (int64_t micro = 0; micro < accum; micro++) {
-            phase.reset();
-            train_loader.next_batch(x.data(), y.data());
-            data_s += phase.seconds();
-            phase.reset();
-            // Scaled so that summing over micro-steps and ranks gives the mean gradient.
-            const float loss_scale = 1.0f / static_cast<float>(accum * world);
-            model.expect_backward(loss_scale);
-            loss_sum += model.forward(x.data(), y.data());
-            fwd_s += phase.seconds();
-            phase.reset();
-            dp.before_backward(micro + 1 == accum);
-            model.backward(loss_scale);
-            bwd_s += phase.seconds();
-        }
-        phase.reset();
-        const double norm = dp.step(static_cast<float>(lr), cfg.optim.grad_clip);
-        opt_s += phase.seconds() - dp.comm_seconds();
-        comm_s += dp.comm_seconds();
-        steps_since_log++;
-        const double step_s = step_timer.seconds();
-        const double loss = (world > 1 ? comm->allreduce_sum(loss_sum) / world : loss_sum) / static_cast<double>(accum);
-        if (!std::isfinite(loss) || !std::isfinite(norm)) {
-            throw Error(fmt::format("step {}: the {} is {}", step, std::isfinite(loss) ? "gradient norm" : "loss",
-                                    std::isfinite(loss) ? norm : loss),
-                        "lower optim.lr or raise warm-up");
-        }
-        const double tok_s = static_cast<double>(total) / step_s;
-        tokens_this_session += static_cast<double>(total);
-        train_seconds_this_session += step_s;
-        state.tokens_seen += total;
-        if (metrics) {
-            metrics->write(step, "train", {{"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"tokens_per_s", tok_s},
-                                           {"step_ms", step_s * 1e3}});
-        }
-        if (step % cfg.log.every == 0 || step + 1 == cfg.train.max_steps) {
-            const double model_gflops = flops_token * tok_s / 1e9 / world;  // per process
-            check_peak(model_gflops);
-            const auto n = static_cast<double>(steps_since_log);
-            log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | norm {:.3f} | {:.0f} ms | {:.0f} tok/s | MFU {:.1f}% | "
-                      "data {} fwd {} bwd {} opt {} comm {} ms{}",
-                      step, cfg.train.max_steps, loss, lr, norm, step_s * 1e3, tok_s,
-                      100 * model_gflops / peak_gflops, fmt_ms(data_s / n),
-                      fmt_ms(fwd_s / n), fmt_ms(bwd_s / n), fmt_ms(opt_s / n), fmt_ms(comm_s / n),
-                      dp.buckets() > 0 ? fmt::format(" ({} buckets)", dp.buckets()) : "");
-            data_s = fwd_s = bwd_s = opt_s = comm_s = 0;
-            steps_since_log = 0;
-        }
-        if (bar) bar->update(static_cast<double>(step + 1), fmt::format("loss {:.3f}", loss));
-        summary.train_loss = loss;
-        if (const int sig = stop_agreed(); sig != 0) {
-            agreed_stop = sig;
-            if (step + 1 < end_step) {  // on the last step, the run simply ends
-                summary.stopped_by = sig;
-                end_step = step + 1;
-            }
-        }
-    }
-    state.train_seconds = train_seconds_before + train_seconds_this_session;
-    summary.steps = end_step;
-    if (summary.stopped_by != 0) {
-        // Only a checkpoint, so that the run resumes exactly where it stopped.
-        summary.checkpoint = save(end_step);
-        log::info("step {:>6}: stopped by {}; the same command resumes the run", end_step,
-                  signal_name(summary.stopped_by));
-    } else {
-        // The end: a last evaluation and checkpoint, the plots, the samples.
-        run_eval(end_step);
-        const bool final_checkpoint = summary.start_step < end_step || !latest;
-        if (final_checkpoint) save(end_step);
-        keep_best(end_step, final_checkpoint);
-    }
-    // Only now, with the last checkpoint written: a first signal during the final evaluation
-    // and save is absorbed (it would have ended the run without them); a second ends it.
-    if (agreed_stop != 0 && stop->signal() == 0) stop->ignore_late(agreed_stop);
-    stop.reset();  // from here on, signals act as usual
-    if (bar) {
-        bar->finish();
-        log::set_stderr_sink({});
-    }
-    summary.val_loss = last_val;
-    summary.val_perplexity = std::exp(last_val);
-    if (lead && cfg.log.plots) summary.plots = write_loss_plots(run);
-    for (int64_t i = 0; lead && summary.stopped_by == 0 && i < cfg.sample.count; i++) {
-        summary.samples.push_back(show_sample(-1));
-    }
-    summary.rank = rank;
-    summary.seconds = session.seconds();
-    summary.tokens_per_s = train_seconds_this_session > 0 ? tokens_this_session / train_seconds_this_session : 0;
-    log::set_file("");
-    return summary;
-}
+TrainSummary train(const TrainOptions& opts) { return Trainer(opts).run(); }
 
 }  // namespace lmforge

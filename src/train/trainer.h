@@ -1,9 +1,13 @@
-// `lmforge train`: the training loop, in nanoGPT's order — learning rate for the step;
-// evaluation and checkpoint when due; micro-steps (forward, loss scaled by 1/accumulation,
-// backward); gradient norm and clipping (folded into AdamW); AdamW; metrics and log — with
-// exact resume from the run directory's latest checkpoint.
+// `lmforge train`: the one training loop, for every task (train/task.h), in nanoGPT's order:
+// the step's learning rate; the evaluation, checkpoint and samples that fall due; the step
+// itself (train/train_step.h); metrics and the log. Every task gets all the loop guarantees:
+// checkpoints every checkpoint.every steps and at each epoch's end, best/, latest and final/,
+// an automatic and exact resume from the run directory's latest checkpoint (bit for bit at the
+// same thread count, on any number of processes within the run's global batch), and a stop
+// signal that finishes the step, saves and exits.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,20 +23,20 @@ struct TrainOptions {
 
 struct TrainSummary {
     std::string run_dir;
-    int64_t steps = 0, start_step = 0;
-    double train_loss = 0, val_loss = 0, val_perplexity = 0;
-    double seconds = 0;  // this session
+    int64_t steps = 0, start_step = 0, total_steps = 0;
+    double train_loss = 0;    // the last step's
+    double val_loss = 0;      // the last evaluation's (NaN: none)
+    std::string evaluation;   // the last evaluation as the log shows it (empty: none)
+    double seconds = 0;       // this session
     double tokens_per_s = 0;
     std::vector<std::string> plots;
     std::vector<std::string> samples;
-    int rank = 0;  // of this process: only rank 0 reports
-    int stopped_by = 0;  // the signal that stopped the run at `steps`, before max_steps (0: none)
-    std::string checkpoint;  // where a stopped run resumes from
+    std::string report;       // the task's end-of-run report
+    int rank = 0;             // of this process: only rank 0 reports
+    int stopped_by = 0;       // the signal that stopped the run at `steps`, before its end (0: none)
+    std::string checkpoint;   // where a stopped run resumes from
 };
 
 TrainSummary train(const TrainOptions& opts);
-
-// The run directory a config names: run.dir, else runs/<config file's stem>.
-std::string run_dir_for(const TrainConfig& c, const std::string& config_path);
 
 }  // namespace lmforge

@@ -31,7 +31,7 @@ protected:
         return write(run + ".toml", "[model]\npreset = \"gpt2-nano\"\nn_layer = 2\nn_head = 2\nn_embd = 32\n"
                                     "[data]\ndir = \"" + path("data") + "\"\n[train]\ntask = \"classify\"\n"
                                     "batch_size = 16\nepochs = 6\nthreads = 1\n[optim]\nlr = 3e-3\nwarmup_steps = 10\n"
-                                    "[eval]\nmetric = \"macro_f1\"\n[run]\ndir = \"" + path(run) + "\"\n");
+                                    "[eval]\nevery = 0\nmetric = \"macro_f1\"\n[run]\ndir = \"" + path(run) + "\"\n");
     }
 };
 
@@ -39,7 +39,7 @@ TEST_F(Classify, LearnsAboveTheBaselinesAndReportsEveryFigure) {
     const auto o = run_lmforge("train " + config("run"));
     ASSERT_EQ(o.status, 0) << o.err;
     for (const char* needle : {"precision", "macro avg", "weighted avg", "confusion matrix", "majority class",
-                               "bag of words", "best epoch"}) {
+                               "bag of words", "best/ from step"}) {
         EXPECT_NE(o.out.find(needle), std::string::npos) << needle << "\n" << o.out;
     }
     std::ifstream in(path("run/test_report.json"));
@@ -50,16 +50,23 @@ TEST_F(Classify, LearnsAboveTheBaselinesAndReportsEveryFigure) {
     EXPECT_EQ(j["model"]["labels"], (std::vector<std::string>{"food", "sport", "weather"}));
     EXPECT_EQ(j["model"]["total"], 60);  // the default test fraction, 0.1 of 600
     EXPECT_TRUE(std::filesystem::exists(path("run/best/model.safetensors")));
-    EXPECT_TRUE(std::filesystem::exists(path("run/plots/loss.png")));  // log.plots, by epoch
-    EXPECT_NE(test::slurp(path("run/plots/loss.svg")).find(">epoch</text>"), std::string::npos);
-    ASSERT_EQ(run_lmforge("plot " + path("run")).status, 0);  // drawn again: still by epoch
-    EXPECT_NE(test::slurp(path("run/plots/loss.svg")).find(">epoch</text>"), std::string::npos);
-    // Per-epoch metrics in metrics.jsonl: train and validation.
+    EXPECT_TRUE(std::filesystem::exists(path("run/final/model.safetensors")));
+    EXPECT_TRUE(std::filesystem::exists(path("run/plots/loss.png")));  // log.plots, by step
+    EXPECT_NE(test::slurp(path("run/plots/loss.svg")).find(">step (epochs of 30)</text>"), std::string::npos);
+    // Metrics by step, with the epoch as a field: a validation at each epoch's end (eval.every 0).
     std::ifstream metrics(path("run/metrics.jsonl"));
-    std::string line;
-    int val_lines = 0;
-    while (std::getline(metrics, line)) val_lines += line.find("val_accuracy") != std::string::npos;
+    int val_lines = 0, train_lines = 0;
+    for (std::string line; std::getline(metrics, line);) {
+        const auto m = nlohmann::json::parse(line);
+        if (m.contains("val_accuracy")) {
+            val_lines++;
+            EXPECT_EQ(m["step"].get<int>(), 30 * m["epoch"].get<int>()) << line;  // 480 examples, 16 a step
+        }
+        if (m.contains("loss")) train_lines += m["epoch"] == m["step"].get<int>() / 30 + 1;
+    }
     EXPECT_EQ(val_lines, 6);
+    EXPECT_EQ(train_lines, 180);
+    EXPECT_EQ(j["best_step"].get<int>() % 30, 0) << j.dump(2);
     // The export names the classes as the run did, for transformers' id2label.
     const auto e = run_lmforge("export --checkpoint " + path("run/best") + " --hf " + path("hf"));
     ASSERT_EQ(e.status, 0) << e.err;
@@ -81,24 +88,25 @@ TEST_F(Classify, LearnsAboveTheBaselinesAndReportsEveryFigure) {
                                        " --set model.init_from=" + path("run/best") + " --set train.epochs=1");
     ASSERT_EQ(from_best.status, 0) << from_best.err;
     EXPECT_NE(from_best.err.find("(new: score.weight (the file's is for 3 classes))"), std::string::npos) << from_best.err;
-    // A rerun refused once its model is built (model.init_from names no checkpoint) leaves
-    // the finished run's records as they were.
+    // Refused reruns (model.init_from names no checkpoint; fewer epochs than the run has
+    // trained) leave the finished run's records as they were.
     const std::string metrics_before = test::slurp(path("run/metrics.jsonl"));
     const std::string config_before = test::slurp(path("run/config.toml"));
     const auto refused = run_lmforge("train " + config("run") + " --set model.init_from=" + path("no-such-run"));
     EXPECT_EQ(refused.status, 2) << refused.err;
-    EXPECT_EQ(refused.err.find("holds an earlier run"), std::string::npos) << refused.err;
+    const auto shorter = run_lmforge("train " + config("run") + " --set train.epochs=1");
+    EXPECT_EQ(shorter.status, 2) << shorter.err;
+    EXPECT_NE(shorter.err.find("train.epochs = 1 is below the step the run has reached (180)"), std::string::npos)
+        << shorter.err;
     EXPECT_EQ(test::slurp(path("run/metrics.jsonl")), metrics_before);
     EXPECT_EQ(test::slurp(path("run/config.toml")), config_before);
-    // A classify run has nothing to resume: --resume is refused, not ignored.
+    // The finished run resumes as complete: its last evaluation and report again, the same
+    // metrics.
     const auto again = run_lmforge("train " + config("run") + " --resume");
-    EXPECT_EQ(again.status, 2) << again.err;
-    EXPECT_NE(again.err.find("--resume: train.task = \"classify\" trains in one go"), std::string::npos) << again.err;
-    const auto rerun = run_lmforge("train " + config("run") + " --set train.epochs=1");
-    ASSERT_EQ(rerun.status, 0) << rerun.err;
-    EXPECT_NE(rerun.err.find("holds an earlier run: this one trains from the start and replaces its best/"),
-              std::string::npos)
-        << rerun.err;
+    ASSERT_EQ(again.status, 0) << again.err;
+    EXPECT_NE(again.out.find("is complete at step 180"), std::string::npos) << again.out;
+    EXPECT_NE(again.out.find("confusion matrix"), std::string::npos) << again.out;
+    EXPECT_EQ(test::slurp(path("run/metrics.jsonl")), metrics_before);
 }
 
 TEST_F(Classify, BadLabelledDataFailsWithOneLine) {

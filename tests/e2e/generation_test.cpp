@@ -6,10 +6,13 @@
 #include "backend/gemm.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "distributed/comm_single.h"
+#include "distributed/data_parallel.h"
 #include "model/gpt2.h"
 #include "model/gpt2_decoder.h"
 #include "optim/adamw.h"
 #include "test_util.h"
+#include "train/train_step.h"
 #include "train/sampler.h"
 
 namespace lmforge {
@@ -19,16 +22,15 @@ class Generation : public ::testing::Test {
 protected:
     void SetUp() override {
         model_.init_weights(5);
-        model_.plan(2, 32);
-        AdamW opt(model_.layout(), AdamWConfig{});
-        std::vector<int32_t> x(64), y(64);
-        for (int i = 0; i < 64; i++) x[i] = (i * 7) % 50, y[i] = ((i + 1) * 7) % 50;  // a cycle to learn
-        for (int step = 0; step < 60; step++) {
-            model_.zero_grad();
-            model_.forward(x.data(), y.data());
-            model_.backward();
-            opt.step(model_.params().data(), model_.grads().data(), 3e-3f);
+        SingleCommunicator comm;
+        DataParallel dp(comm, model_, AdamWConfig{.weight_decay = 0}, ParallelOptions{});
+        Batch batch;
+        batch.resize_for_tokens(2, 32);
+        for (int i = 0; i < 64; i++) {  // a cycle to learn
+            batch.inputs[i] = (i * 7) % 50;
+            batch.targets[i] = ((i + 1) * 7) % 50;
         }
+        for (int step = 0; step < 60; step++) train_step(model_, dp, std::span<const Batch>(&batch, 1), 3e-3f, 0.0);
     }
     std::unique_ptr<backend::Gemm> gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
     Gpt2 model_{Gpt2Config{2, 4, 64, 50, 48}, *gemm_};
@@ -37,8 +39,7 @@ protected:
 TEST_F(Generation, CachedLogitsEqualAFullForwardPass) {
     const std::vector<int32_t> seq = {3, 10, 17, 24, 31, 38, 45, 2, 9, 16, 23, 30, 37};
     const int64_t T = static_cast<int64_t>(seq.size()), Vp = model_.config().padded_vocab(), V = 50;
-    model_.plan(1, T);
-    model_.forward(seq.data(), nullptr);
+    model_.forward(Batch{.B = 1, .T = T, .inputs = seq});
     const std::vector<float> full(model_.logits(), model_.logits() + T * Vp);
     Gpt2Decoder decoder(model_, *gemm_);
     for (int64_t t = 0; t < T; t++) {

@@ -26,8 +26,7 @@ const std::string kFixtures = std::string(LMFORGE_FIXTURES_DIR) + "/hf";
 
 // lmforge's logits for the fixture's ids, for the real vocabulary columns: (B, T, V).
 std::vector<float> logits_of(Gpt2& model, const std::vector<int32_t>& ids, int64_t B, int64_t T) {
-    model.plan(B, T);
-    model.forward(ids.data(), nullptr);
+    model.forward(Batch{.B = B, .T = T, .inputs = ids});
     const int64_t V = model.config().vocab_size, Vp = model.config().padded_vocab();
     std::vector<float> out(B * T * V);
     for (int64_t n = 0; n < B * T; n++) std::copy_n(model.logits() + n * Vp, V, out.begin() + n * V);
@@ -168,14 +167,12 @@ TEST_F(HfInterop, SequenceClassificationMatchesTransformers) {
     auto lengths = last_non_pad_positions(ids.data(), B, T, 0);
     EXPECT_EQ(lengths, (std::vector<int32_t>{8, 12, 3}));
     for (int32_t& n : lengths) n += 1;
-    model.plan(B, T);
-    model.zero_grad();
-    const float loss = model.forward_classify(ids.data(), lengths.data(), labels.data());
+    const Batch batch{.B = B, .T = T, .inputs = ids, .lengths = lengths, .labels = labels};
+    const double loss = model.forward_backward(batch, 1.0f / B, false).mean();  // the mean over sequences
     EXPECT_NEAR(loss, expected_.read_f32("cls_loss")[0], 1e-5 * loss);
     const auto want_logits = expected_.read_f32("cls_logits");
     EXPECT_TRUE(close(std::span<const float>(model.class_logits(), B * 3), std::span<const float>(want_logits), 0.0,
                       1e-4));
-    model.backward();
     for (const std::string name : {"score.weight", "transformer.wte.weight", "transformer.h.0.attn.c_attn.weight",
                                    "transformer.ln_f.weight"}) {
         const std::string ours = name.rfind("transformer.", 0) == 0 ? name.substr(12) : name;

@@ -16,6 +16,7 @@
 #include "cli_util.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/hf_gpt2.h"
+#include "core/file_io.h"
 #include "temp_dir.h"
 #include "tokenizer/tokenizer_io.h"
 
@@ -29,8 +30,7 @@ double reference_log_likelihood(Gpt2& model, const std::vector<int32_t>& context
     std::vector<int32_t> row = context;
     row.insert(row.end(), ending.begin(), ending.end());
     const auto T = static_cast<int64_t>(row.size());
-    model.plan(1, T);
-    model.forward(row.data(), nullptr);
+    model.forward(Batch{.B = 1, .T = T, .inputs = row});
     const int64_t V = model.config().vocab_size, Vp = model.config().padded_vocab();
     double ll = 0;
     for (size_t t = context.size() - 1; t + 1 < row.size(); t++) {

@@ -7,9 +7,9 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "cli_util.h"
+#include "instruction_texts.h"
 #include "temp_dir.h"
 
 namespace lmforge {
@@ -17,28 +17,10 @@ namespace {
 
 using test::run_lmforge;
 
-std::string opposites_jsonl(int n) {
-    const char* pairs[][2] = {{"hot", "cold"}, {"up", "down"}, {"big", "small"}, {"fast", "slow"},
-                              {"early", "late"}, {"light", "dark"}, {"open", "shut"}, {"wet", "dry"}};
-    std::mt19937 rng(11);
-    std::string out;
-    for (int i = 0; i < n; i++) {
-        std::string noise;
-        for (int k = 0; k < 40; k++) noise += static_cast<char>('a' + rng() % 26);
-        const auto& p = pairs[rng() % 8];
-        out += nlohmann::json{{"instruction", "Give the opposite of the last word."},
-                              {"input", noise + " " + p[0]},
-                              {"output", p[1]}}
-                   .dump() +
-               "\n";
-    }
-    return out;
-}
-
 class Sft : public test::TempDirTest {};
 
 TEST_F(Sft, LearnsTheResponsesWithTheLossOnThemAlone) {
-    const std::string jsonl = write("opposites.jsonl", opposites_jsonl(1200));
+    const std::string jsonl = write("opposites.jsonl", test::opposites_jsonl(1200));
     auto o = run_lmforge("prepare --tokenizer char --instructions --input " + jsonl + " --max-len 320 --output " +
                          path("data"));
     ASSERT_EQ(o.status, 0) << o.err;
@@ -51,10 +33,11 @@ TEST_F(Sft, LearnsTheResponsesWithTheLossOnThemAlone) {
     ASSERT_EQ(o.status, 0) << o.err;
     EXPECT_NE(o.err.find("loss on response tokens only"), std::string::npos) << o.err;
     EXPECT_NE(o.out.find("greedy completion"), std::string::npos) << o.out;
-    // The last line: "... test loss L (perplexity P), exact match E of N responses".
-    const size_t at = o.out.rfind("test loss ");
+    // The last line: "test (best/ from step S, epoch E): loss L (perplexity P) on response
+    // tokens; exact match M of N responses".
+    const size_t at = o.out.find("): loss ", o.out.rfind("test (best/ from step "));
     ASSERT_NE(at, std::string::npos) << o.out;
-    const double loss = std::stod(o.out.substr(at + 10));
+    const double loss = std::stod(o.out.substr(at + 8));
     const size_t em = o.out.rfind("exact match ");
     const double exact = std::stod(o.out.substr(em + 12));
     // Each response is 2-5 characters and <|endoftext|>; the 40 random letters alone would add

@@ -57,18 +57,18 @@ TEST_P(BertGolden, MaskedLmMatchesTransformers) {
     const auto ids = expected_.read_i32("mlm_ids");
     const auto lengths = lengths_of(expected_.read_i32("mlm_mask"), B, T);
     EXPECT_EQ(lengths, (std::vector<int32_t>{9, 13}));
-    model.plan(B, T);
+    Batch batch{.B = B, .T = T, .inputs = ids, .lengths = lengths};
     // Every position, padded ones included: they attend to the real tokens only, as in transformers.
-    model.forward_mlm(ids.data(), lengths.data(), nullptr);
+    model.forward(batch);
     EXPECT_TRUE(close(std::span<const float>(model.logits(), B * T * V),
                       std::span<const float>(expected_.read_f32("mlm_logits")), 0.0, tol().value));
 
-    const auto targets = expected_.read_i32("mlm_labels");
-    model.zero_grad();
-    const float loss = model.forward_mlm(ids.data(), lengths.data(), targets.data());
-    EXPECT_NEAR(loss, expected_.read_f32("mlm_loss")[0], tol().value);
-    EXPECT_EQ(model.mlm_predicted(), 8);
-    model.backward();
+    // transformers' loss is the mean over the masked positions: the gradient of the sum / 8.
+    batch.targets = expected_.read_i32("mlm_labels");
+    ASSERT_EQ(batch.counted(), 8);
+    const LossSum loss = model.forward_backward(batch, 1.0f / 8, false);
+    EXPECT_NEAR(loss.mean(), expected_.read_f32("mlm_loss")[0], tol().value);
+    EXPECT_EQ(loss.count, 8);
     expect_grads(model, "mlm_grad/",
                  {"bert.embeddings.word_embeddings.weight", "bert.embeddings.position_embeddings.weight",
                   "bert.embeddings.token_type_embeddings.weight", "bert.embeddings.LayerNorm.weight",
@@ -85,14 +85,11 @@ TEST_P(BertGolden, SequenceClassificationMatchesTransformers) {
     const auto ids = expected_.read_i32("cls_ids");
     const auto lengths = lengths_of(expected_.read_i32("cls_mask"), B, T);
     EXPECT_EQ(lengths, (std::vector<int32_t>{9, 13, 4}));
-    const auto labels = expected_.read_i32("cls_labels");
-    model.plan(B, T);
-    model.zero_grad();
-    const float loss = model.forward_classify(ids.data(), lengths.data(), labels.data());
-    EXPECT_NEAR(loss, expected_.read_f32("cls_loss")[0], tol().value);
+    const Batch batch{.B = B, .T = T, .inputs = ids, .lengths = lengths, .labels = expected_.read_i32("cls_labels")};
+    const LossSum loss = model.forward_backward(batch, 1.0f / B, false);  // the mean over the sequences
+    EXPECT_NEAR(loss.mean(), expected_.read_f32("cls_loss")[0], tol().value);
     EXPECT_TRUE(close(std::span<const float>(model.class_logits(), B * 3),
                       std::span<const float>(expected_.read_f32("cls_logits")), 0.0, tol().value));
-    model.backward();
     expect_grads(model, "cls_grad/",
                  {"classifier.weight", "classifier.bias", "bert.pooler.dense.weight",
                   "bert.encoder.layer.0.attention.self.key.weight", "bert.embeddings.word_embeddings.weight",

@@ -9,10 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/gemm.h"
+#include "distributed/comm_single.h"
+#include "distributed/data_parallel.h"
 #include "io/safetensors.h"
 #include "model/gpt2.h"
 #include "optim/adamw.h"
-#include "optim/grad_clip.h"
+#include "train/train_step.h"
 #include "test_util.h"
 
 namespace lmforge::test {
@@ -86,7 +88,8 @@ TEST_P(Gpt2Golden, LogitsLossAndGradientsMatchPyTorch) {
     // Logits come from a forward without targets (with targets, the loss is computed in
     // vocabulary chunks and the full logits never exist). They are (B·T, Vp); the fixture's
     // are (B·T, V): compare the real columns.
-    model.forward(g.inputs.data(), nullptr);
+    Batch batch{.B = g.B, .T = g.T, .inputs = g.inputs};
+    model.forward(batch);
     const int64_t V = g.cfg.vocab_size, Vp = g.cfg.padded_vocab();
     const auto want = g.file.read_f32("logits");
     std::vector<float> got(want.size());
@@ -97,12 +100,12 @@ TEST_P(Gpt2Golden, LogitsLossAndGradientsMatchPyTorch) {
     EXPECT_TRUE(close(got, want, tol().tensor_tol, tol().tensor_tol * logit_scale)) << "logits";
     const double logits_error = scaled_error(got, want);
 
-    const float loss = model.forward(g.inputs.data(), g.targets.data());
+    // PyTorch's loss is the mean over the counted targets: the gradient of their sum over their count.
+    batch.targets = g.targets;
+    const double loss = model.forward_backward(batch, 1.0f / static_cast<float>(batch.counted()), false).mean();
     EXPECT_NEAR(loss, g.file.read_f32("loss")[0], tol().loss_rtol * std::abs(loss));
     const double loss_error = std::abs(loss - g.file.read_f32("loss")[0]) / std::abs(loss);
 
-    model.zero_grad();
-    model.backward();
     double grad_error = 0.0;
     for (const ParamSpec& s : model.layout().specs()) {
         const auto want_grad = g.file.read_f32("grad/" + s.name);
@@ -126,21 +129,19 @@ TEST_P(Gpt2Golden, LogitsLossAndGradientsMatchPyTorch) {
 TEST_P(Gpt2Golden, TenAdamWStepsWithClippingMatchPyTorch) {
     Golden g(fixture(), precision());
     Gpt2& model = g.model;
-    AdamW opt(model.layout(), AdamWConfig{.weight_decay = g.meta["weight_decay"].get<float>()});
+    // The trainer's own step: forward and backward, norm, clipping folded into AdamW.
+    SingleCommunicator comm;
+    DataParallel dp(comm, model, AdamWConfig{.weight_decay = g.meta["weight_decay"].get<float>()}, ParallelOptions{});
+    const Batch batch{.B = g.B, .T = g.T, .inputs = g.inputs, .targets = g.targets};
     const auto want_losses = g.file.read_f32("step_losses");
     const auto want_norms = g.file.read_f32("step_grad_norms");
     const int steps = g.meta["steps"];
     ASSERT_EQ(want_losses.size(), static_cast<size_t>(steps));
     double worst_loss = 0.0, worst_norm = 0.0;
     for (int step = 0; step < steps; step++) {
-        model.zero_grad();
-        const float loss = model.forward(g.inputs.data(), g.targets.data());
-        model.backward();
-        // Clipping as training does it: the factor folded into AdamW's gradient scale.
-        const double norm =
-            grad_norm(model.grads().data(), static_cast<int64_t>(model.grads().size()));
-        opt.step(model.params().data(), model.grads().data(), g.meta["lr"].get<float>(),
-                 clip_factor(norm, g.meta["grad_clip"].get<double>()), model.half_weights());
+        const StepResult r = train_step(model, dp, std::span<const Batch>(&batch, 1), g.meta["lr"].get<float>(),
+                                        g.meta["grad_clip"].get<double>());
+        const double loss = r.loss.mean(), norm = r.grad_norm;
         EXPECT_NEAR(loss, want_losses[step], tol().step_loss_rtol * want_losses[step]) << "step " << step;
         EXPECT_NEAR(norm, want_norms[step], tol().grad_norm_rtol * want_norms[step]) << "step " << step;
         worst_loss = std::max<double>(worst_loss, std::abs(loss - want_losses[step]) / want_losses[step]);

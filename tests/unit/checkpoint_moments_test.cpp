@@ -45,7 +45,7 @@ protected:
     // Saves `saved` and loads it back into moments of `precision`.
     Moments round_trip(Moments& saved, MomentPrecision precision) {
         const std::string dir = path("ckpt_" + std::to_string(round_++));
-        save_checkpoint(dir, model_, {saved.spans(), 3}, TrainingState{}, "");
+        save_checkpoint(dir, model_, {saved.spans(), 3}, TrainingState{}, {});
         Moments loaded(precision, static_cast<size_t>(model_.layout().total()));
         load_part(dir, loaded, 0);
         return loaded;
@@ -105,7 +105,7 @@ TEST_F(CheckpointMoments, EachShardLoadsItsPartAlone) {
     for (const MomentPrecision saved_as : {MomentPrecision::F32, MomentPrecision::BF16}) {
         Moments saved = random_moments(saved_as);
         const std::string dir = path("ckpt_" + std::to_string(round_++));
-        save_checkpoint(dir, model_, {saved.spans(), 3}, TrainingState{}, "");
+        save_checkpoint(dir, model_, {saved.spans(), 3}, TrainingState{}, {});
         for (const MomentPrecision loaded_as : {MomentPrecision::F32, MomentPrecision::BF16}) {
             Moments whole(loaded_as, static_cast<size_t>(total));
             load_part(dir, whole, 0);
@@ -126,10 +126,10 @@ TEST_F(CheckpointMoments, EachShardLoadsItsPartAlone) {
 TEST_F(CheckpointMoments, MomentsOfPartOfTheLayoutAreNotSavedNorLoadedPastItsEnd) {
     const int64_t total = model_.layout().total();
     Moments shard(MomentPrecision::BF16, static_cast<size_t>(total / 2));
-    EXPECT_THROW(save_checkpoint(path("part"), model_, {shard.spans(), 1}, TrainingState{}, ""), Error);
+    EXPECT_THROW(save_checkpoint(path("part"), model_, {shard.spans(), 1}, TrainingState{}, {}), Error);
     Moments whole = random_moments(MomentPrecision::BF16);
-    EXPECT_THROW(save_checkpoint(path("moved"), model_, {whole.spans(), 1, 1}, TrainingState{}, ""), Error);
-    save_checkpoint(path("whole"), model_, {whole.spans(), 1}, TrainingState{}, "");  // a good checkpoint
+    EXPECT_THROW(save_checkpoint(path("moved"), model_, {whole.spans(), 1, 1}, TrainingState{}, {}), Error);
+    save_checkpoint(path("whole"), model_, {whole.spans(), 1}, TrainingState{}, {});  // a good checkpoint
     TrainingState state;
     OptimizerMoments past_end{shard.spans(), 0, total / 2 + 1};
     EXPECT_THROW(load_checkpoint(path("whole"), model_, past_end, state), Error);

@@ -25,7 +25,7 @@ protected:
     void save(CheckpointStore& store, int64_t step, bool best = false) {
         TrainingState state;
         state.step = step;
-        store.save(model_, {moments_.spans(), 0}, state, "", best);
+        store.save(model_, {moments_.spans(), 0}, state, {}, best);
     }
     bool kept(int64_t step) const {
         return fs::is_directory(fmt::format("{}/checkpoints/step_{:06d}", path("run"), step));
@@ -50,8 +50,8 @@ TEST_F(Store, BestAloneLeavesLatestAndTheKeptCheckpoints) {
     save(store, 10);
     TrainingState state;
     state.step = 15;
-    state.best_val_loss = 1.5;
-    EXPECT_EQ(store.save_best(model_, {moments_.spans(), 0}, state, ""), path("run") + "/best");
+    state.best_loss = 1.5;
+    EXPECT_EQ(store.save_best(model_, {moments_.spans(), 0}, state, {}), path("run") + "/best");
     EXPECT_TRUE(fs::exists(path("run/best/model.safetensors")));
     EXPECT_NE(test::slurp(path("run/best/state.json")).find("\"step\": 15"), std::string::npos);
     EXPECT_EQ(*store.latest(), path("run") + "/checkpoints/step_000010");

@@ -4,7 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "train/baselines.h"
-#include "train/classify_trainer.h"
+#include "train/classify_task.h"
+#include "train/task.h"
 
 namespace lmforge {
 namespace {
@@ -79,15 +80,24 @@ TEST(ClassificationReport, MacroAverageLeavesOutClassesThatNeverOccur) {
     EXPECT_DOUBLE_EQ(w.macro.f1, 1.0 / 3.0);
 }
 
-// The best epoch: higher accuracy or F1 wins, a tie goes to the lower validation loss (the
-// first epoch stayed best while F1 was stuck and the loss kept falling); loss: lower wins.
-TEST(BestEpoch, ATieOnTheMetricGoesToTheLowerLoss) {
-    EXPECT_TRUE(better_epoch("macro_f1", 0.8, 0.5, 0.7, 0.1));
-    EXPECT_TRUE(better_epoch("macro_f1", 0.8, 0.2, 0.8, 0.3));
-    EXPECT_FALSE(better_epoch("macro_f1", 0.8, 0.3, 0.8, 0.3));
-    EXPECT_FALSE(better_epoch("accuracy", 0.7, 0.1, 0.8, 0.9));
-    EXPECT_TRUE(better_epoch("loss", 0.2, 0.2, 0.3, 0.3));
-    EXPECT_FALSE(better_epoch("loss", 0.3, 0.3, 0.3, 0.3));
+// Whether an evaluation of `metric` (value, loss) beats the best so far (value, loss):
+// higher accuracy or F1 wins, a tie goes to the lower validation loss (the first epoch stayed
+// best while F1 was stuck and the loss kept falling); loss: lower wins.
+bool better(const std::string& metric, double value, double loss, double best, double best_loss) {
+    const auto rank = [&](double v, double l) {
+        return classify_rank_metric(metric, l, metric == "accuracy" ? v : 0, metric == "macro_f1" ? v : 0);
+    };
+    const Evaluation e{.loss = loss, .metrics = {}, .rank_metric = rank(value, loss)};
+    return e.better_than(rank(best, best_loss), best_loss);
+}
+
+TEST(BestEvaluation, ATieOnTheMetricGoesToTheLowerLoss) {
+    EXPECT_TRUE(better("macro_f1", 0.8, 0.5, 0.7, 0.1));
+    EXPECT_TRUE(better("macro_f1", 0.8, 0.2, 0.8, 0.3));
+    EXPECT_FALSE(better("macro_f1", 0.8, 0.3, 0.8, 0.3));
+    EXPECT_FALSE(better("accuracy", 0.7, 0.1, 0.8, 0.9));
+    EXPECT_TRUE(better("loss", 0.2, 0.2, 0.3, 0.3));
+    EXPECT_FALSE(better("loss", 0.3, 0.3, 0.3, 0.3));
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // Masked-LM batches: pieces cut at document ends and at the length limit; framing with [CLS],
 // [SEP] and [PAD] to the batch's longest piece (dynamic padding); masking rates (15% chosen;
-// 80% [MASK], 10% random, 10% kept) over many tokens, specials never chosen, deterministic in
-// the seed.
+// 80% [MASK], 10% random, 10% kept) over many tokens, specials never chosen; each row's masks
+// from its own key, so a row is masked alike in any batch.
 #include "train/mlm_batches.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "kernels/crossentropy.h"
 
@@ -13,6 +15,17 @@ namespace {
 
 constexpr int64_t kVocab = 1000;  // ordinary ids; 999 is <|endoftext|>
 const EncoderSpecials kSp = EncoderSpecials::after(kVocab);
+
+MlmFraming framing(int64_t max_T, MaskingOptions masking = {}, uint64_t seed = 42) {
+    return {kSp, kVocab, max_T, masking, seed};
+}
+
+// Keys 0, 1, ...: one per row.
+std::vector<uint64_t> keys_for(size_t n, uint64_t first = 0) {
+    std::vector<uint64_t> keys(n);
+    for (size_t i = 0; i < n; i++) keys[i] = first + i;
+    return keys;
+}
 
 TEST(MlmBatches, PiecesEndAtDocumentsAndAtTheLimit) {
     const std::vector<uint16_t> stream = {1, 2, 3, 4, 5, 999, 6, 7, 999, 999, 8};
@@ -23,9 +36,9 @@ TEST(MlmBatches, PiecesEndAtDocumentsAndAtTheLimit) {
 
 TEST(MlmBatches, BatchIsFramedAndPaddedToItsLongestPiece) {
     const std::vector<std::vector<int32_t>> pieces = {std::vector<int32_t>(5, 7), std::vector<int32_t>(20, 8)};
-    Rng rng(1);
     const std::vector<int64_t> idx = {0, 1};
-    const MlmBatch b = make_mlm_batch(pieces, idx, 128, kSp, kVocab, {.choose = 0.0}, rng);
+    Batch b;
+    make_mlm_batch(b, pieces, idx, keys_for(2), framing(128, {.choose = 0.0}));
     EXPECT_EQ(b.T, 32);  // 20 + [CLS] + [SEP] = 22, rounded up to 16
     EXPECT_EQ(b.lengths, (std::vector<int32_t>{7, 22}));
     EXPECT_EQ(b.inputs[0], kSp.cls);
@@ -34,7 +47,8 @@ TEST(MlmBatches, BatchIsFramedAndPaddedToItsLongestPiece) {
     EXPECT_EQ(b.inputs[b.T + 21], kSp.sep);
     for (const int32_t t : b.targets) EXPECT_EQ(t, kernels::kIgnoreIndex);  // nothing chosen at rate 0
     // A batch of short pieces is short: the padding follows the batch, not the limit.
-    const MlmBatch s = make_mlm_batch(pieces, std::vector<int64_t>{0}, 128, kSp, kVocab, {}, rng);
+    Batch s;
+    make_mlm_batch(s, pieces, std::vector<int64_t>{0}, keys_for(1), framing(128));
     EXPECT_EQ(s.T, 16);
 }
 
@@ -47,8 +61,8 @@ TEST(MlmBatches, MaskingRatesAndTargets) {
     }
     std::vector<int64_t> idx(pieces.size());
     for (size_t i = 0; i < idx.size(); i++) idx[i] = static_cast<int64_t>(i);
-    Rng rng(42);
-    const MlmBatch b = make_mlm_batch(pieces, idx, 256, kSp, kVocab, {}, rng);
+    Batch b;
+    make_mlm_batch(b, pieces, idx, keys_for(idx.size()), framing(256));
     int64_t real = 0, chosen = 0, masked = 0, kept = 0, replaced = 0;
     for (int64_t r = 0; r < b.B; r++) {
         for (int64_t t = 0; t < b.T; t++) {
@@ -83,10 +97,31 @@ TEST(MlmBatches, MaskingRatesAndTargets) {
     EXPECT_NEAR(static_cast<double>(replaced) / chosen, 0.10, 0.02);
     EXPECT_NEAR(static_cast<double>(kept) / chosen, 0.10, 0.02);
 
-    Rng again(42);  // the same seed, the same batch
-    const MlmBatch c = make_mlm_batch(pieces, idx, 256, kSp, kVocab, {}, again);
+    Batch c;  // the same seed and keys, the same batch
+    make_mlm_batch(c, pieces, idx, keys_for(idx.size()), framing(256));
     EXPECT_EQ(c.inputs, b.inputs);
     EXPECT_EQ(c.targets, b.targets);
+}
+
+// A row's masks follow its key, not its place in the batch: the rows of one batch of four
+// equal those of two batches of two (two processes' shares), and other keys mask otherwise.
+TEST(MlmBatches, ARowIsMaskedByItsKeyWhereverItIs) {
+    std::vector<std::vector<int32_t>> pieces(4, std::vector<int32_t>(60));
+    for (size_t p = 0; p < pieces.size(); p++) {
+        for (size_t t = 0; t < 60; t++) pieces[p][t] = static_cast<int32_t>((p * 61 + t * 7) % (kVocab - 1));
+    }
+    const std::vector<int64_t> all = {0, 1, 2, 3}, first = {0, 1}, second = {2, 3};
+    Batch whole, a, b, other;
+    make_mlm_batch(whole, pieces, all, keys_for(4, 100), framing(64));
+    make_mlm_batch(a, pieces, first, keys_for(2, 100), framing(64));
+    make_mlm_batch(b, pieces, second, keys_for(2, 102), framing(64));
+    ASSERT_EQ(whole.T, a.T);
+    const auto half = static_cast<std::ptrdiff_t>(2 * whole.T);
+    EXPECT_TRUE(std::equal(a.targets.begin(), a.targets.end(), whole.targets.begin()));
+    EXPECT_TRUE(std::equal(b.targets.begin(), b.targets.end(), whole.targets.begin() + half));
+    EXPECT_TRUE(std::equal(b.inputs.begin(), b.inputs.end(), whole.inputs.begin() + half));
+    make_mlm_batch(other, pieces, all, keys_for(4, 200), framing(64));
+    EXPECT_NE(other.targets, whole.targets);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ namespace lmforge {
 namespace {
 
 struct StepResult {
-    float loss;
+    double loss;
     std::vector<float> grads;
     size_t activation_bytes;
 };
@@ -25,18 +25,16 @@ StepResult train_step(Precision precision, Recompute recompute) {
     Gpt2 model(cfg, *gemm, precision, recompute);
     model.init_weights(7);
     const int64_t B = 2, T = 24;
-    model.plan(B, T);
     Rng rng(11);
-    std::vector<int32_t> inputs(B * T), targets(B * T);
-    for (auto& t : inputs) t = static_cast<int32_t>(rng.below(cfg.vocab_size));
-    for (auto& t : targets) t = static_cast<int32_t>(rng.below(cfg.vocab_size));
+    Batch batch;
+    batch.resize_for_tokens(B, T);
+    for (auto& t : batch.inputs) t = static_cast<int32_t>(rng.below(cfg.vocab_size));
+    for (auto& t : batch.targets) t = static_cast<int32_t>(rng.below(cfg.vocab_size));
     // Two accumulated micro-steps: the second backward adds to the first's gradients.
-    model.zero_grad();
-    float loss = 0.0f;
+    double loss = 0.0;
     for (int micro = 0; micro < 2; micro++) {
-        loss = model.forward(inputs.data(), targets.data());
-        model.backward(0.5f);
-        std::swap(inputs, targets);
+        loss = model.forward_backward(batch, 0.5f, micro > 0).sum;
+        std::swap(batch.inputs, batch.targets);
     }
     return {loss, std::vector<float>(model.grads().begin(), model.grads().end()), model.activation_bytes()};
 }

@@ -1,0 +1,158 @@
+#include "train/lm_task.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/rng.h"
+#include "data/dataloader.h"
+#include "model/gpt2.h"
+#include "model/gpt2_decoder.h"
+#include "train/benchmark.h"
+#include "train/evaluator.h"
+#include "train/model_setup.h"
+#include "train/sampler.h"
+
+namespace lmforge {
+
+namespace {
+
+class LmTask final : public Task {
+public:
+    LmTask(const TrainConfig& cfg, const Tokenizer* tokenizer)
+        : cfg_(cfg), tokenizer_(tokenizer), T_(cfg.train.seq_len), model_cfg_(model_config(cfg, T_)),
+          sample_rng_(static_cast<uint64_t>(cfg.sample.seed)) {
+        train_shards_ = find_shards(cfg.data.dir, "train");
+        // No validation shards: no evaluation, said once. Shards that are there but damaged, or
+        // too short for one window, are an error like the training split's.
+        try {
+            val_shards_ = find_shards(cfg.data.dir, "val");
+        } catch (const InputError& e) {
+            log::warn("no validation data ({}): evaluation is skipped", e.what());
+        }
+        check_prompt();
+    }
+
+    const char* name() const override { return "lm"; }
+    std::unique_ptr<Model> make_model(backend::Gemm& gemm, Precision precision) override {
+        return std::make_unique<Gpt2>(model_cfg_, gemm, precision, parse_recompute(cfg_.train.recompute));
+    }
+    int64_t max_seq_len() const override { return T_; }
+
+    int64_t requested_global_batch(int world) const override {
+        const int64_t total = cfg_.train.total_batch_tokens;
+        if (total <= 0) return 0;
+        const int64_t B = cfg_.train.batch_size, per_step = B * T_ * world;
+        if (total % per_step != 0) {
+            throw InputError(fmt::format("train.total_batch_tokens = {} is not a multiple of batch_size · seq_len · "
+                                         "processes = {}·{}·{} = {}",
+                                         total, B, T_, world, per_step),
+                             fmt::format("use a multiple of {}", per_step));
+        }
+        return total / T_;
+    }
+
+    void start(const BatchPlan& plan) override {
+        plan_ = plan;
+        const auto seed = static_cast<uint64_t>(cfg_.train.seed);
+        train_ = std::make_unique<DataLoader>(DataLoaderOptions{cfg_.data.dir, "train", plan.B, T_, plan.rank,
+                                                                plan.world, cfg_.data.shuffle, seed,
+                                                                model_cfg_.vocab_size});
+        if (!val_shards_.empty()) {
+            val_ = std::make_unique<DataLoader>(DataLoaderOptions{cfg_.data.dir, "val", plan.B, T_, plan.rank,
+                                                                  plan.world, false, seed, model_cfg_.vocab_size});
+        }
+    }
+    void next_batch(Batch& batch) override {
+        batch.resize_for_tokens(plan_.B, T_);
+        train_->next_batch(batch.inputs.data(), batch.targets.data());
+    }
+
+    nlohmann::json data_state() const override {
+        const DataLoaderState s = train_->state();
+        return {{"loader", {{"epoch", s.epoch}, {"cursor", s.cursor}, {"windows", s.windows}, {"seed", s.seed}}},
+                {"sample_rng", sample_rng_.state()}};
+    }
+    void restore(const nlohmann::json& state) override {
+        const nlohmann::json& l = state.at("loader");
+        train_->restore({l.at("epoch"), l.at("cursor"), l.at("windows"), l.at("seed")});
+        sample_rng_.set_state(state.at("sample_rng").get<Rng::State>());
+    }
+    std::vector<std::string> data_files() const override {
+        std::vector<std::string> files = train_shards_;
+        files.insert(files.end(), val_shards_.begin(), val_shards_.end());
+        return files;
+    }
+
+    bool has_validation() const override { return !val_shards_.empty(); }
+    Evaluation evaluate(Model& model, Communicator& comm) override {
+        const LossSum mine = evaluate_windows(model, *val_, plan_.eval_sequences);
+        double sums[2] = {mine.sum, static_cast<double>(mine.count)};
+        comm.allreduce_sum(sums, 2);
+        const double loss = sums[1] > 0 ? sums[0] / sums[1] : std::nan("");
+        return {.loss = loss, .metrics = {{"val_loss", loss}, {"val_perplexity", std::exp(loss)}}, .rank_metric = loss};
+    }
+    std::string describe(const Evaluation& e) const override {
+        return fmt::format("val loss {:.4f}, perplexity {:.2f}", e.loss, std::exp(e.loss));
+    }
+
+    std::string describe_data() const override {
+        return fmt::format("lm: data {} ({} train windows of {} tokens)", cfg_.data.dir, train_->windows_per_epoch(),
+                           T_);
+    }
+    double flops_per_token(const Model& model) const override {
+        return lmforge::flops_per_token(model_cfg_, model.layout().count(), T_);
+    }
+    std::vector<std::string> samples(Model& model, backend::Gemm& gemm, int64_t count) override {
+        std::vector<std::string> texts;
+        for (int64_t i = 0; i < count; i++) texts.push_back(sample(dynamic_cast<Gpt2&>(model), gemm));
+        return texts;
+    }
+
+private:
+    // A prompt longer than the context is refused before training, not at the first sample.
+    void check_prompt() const {
+        const bool sampling = cfg_.sample.every > 0 || cfg_.sample.count > 0;
+        if (tokenizer_ == nullptr || cfg_.sample.prompt.empty() || !sampling) return;
+        const size_t n = tokenizer_->encode_ordinary(cfg_.sample.prompt).size();
+        if (n > static_cast<size_t>(model_cfg_.block_size)) {
+            throw InputError(fmt::format("sample.prompt is {} tokens, longer than the model's context ({} tokens)", n,
+                                         model_cfg_.block_size),
+                             "shorten sample.prompt");
+        }
+    }
+
+    std::string sample(Gpt2& model, backend::Gemm& gemm) {
+        const int32_t start = tokenizer_ && tokenizer_->eot_id() ? *tokenizer_->eot_id() : 0;
+        std::vector<int32_t> prompt = tokenizer_ && !cfg_.sample.prompt.empty()
+                                          ? tokenizer_->encode_ordinary(cfg_.sample.prompt)
+                                          : std::vector<int32_t>{start};
+        if (prompt.empty()) prompt = {start};
+        Gpt2Decoder decoder(model, gemm);
+        const SampleOptions so{cfg_.sample.tokens, cfg_.sample.temperature, cfg_.sample.top_k, 1.0, std::nullopt};
+        const std::vector<int32_t> ids = generate(decoder, prompt, so, sample_rng_);
+        if (tokenizer_) return cfg_.sample.prompt + tokenizer_->decode(ids);
+        std::string text;
+        for (const int32_t id : ids) text += std::to_string(id) + " ";
+        return text;
+    }
+
+    const TrainConfig& cfg_;
+    const Tokenizer* tokenizer_;
+    int64_t T_;
+    Gpt2Config model_cfg_;
+    std::vector<std::string> train_shards_, val_shards_;
+    std::unique_ptr<DataLoader> train_, val_;
+    BatchPlan plan_;
+    Rng sample_rng_;
+};
+
+}  // namespace
+
+std::unique_ptr<Task> make_lm_task(const TrainConfig& cfg, const Tokenizer* tokenizer) {
+    return std::make_unique<LmTask>(cfg, tokenizer);
+}
+
+}  // namespace lmforge

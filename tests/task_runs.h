@@ -1,0 +1,125 @@
+// Small runs of every task (lm, classify with GPT-2 and with BERT, mlm, sft) for the tests of
+// the one trainer: their data, made here; a config; and what two runs are compared by — the
+// metrics at every step (without the timings) and the files a run ends with.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli_util.h"
+#include "instruction_texts.h"
+#include "labelled_texts.h"
+#include "temp_dir.h"
+
+namespace lmforge::test {
+
+struct TaskCase {
+    std::string name;    // for test names
+    std::string task;    // train.task
+    std::string preset;  // model.preset
+};
+
+inline const std::vector<TaskCase>& task_cases() {
+    static const std::vector<TaskCase> cases = {{"lm", "lm", "gpt2-nano"},
+                                                {"classify", "classify", "gpt2-nano"},
+                                                {"classify_bert", "classify", "bert-tiny"},
+                                                {"mlm", "mlm", "bert-tiny"},
+                                                {"sft", "sft", "gpt2-nano"}};
+    return cases;
+}
+
+// Sentences from the labelled texts, for token shards.
+inline std::string task_corpus(int n) {
+    std::string corpus;
+    std::istringstream lines(labelled_texts(n));
+    for (std::string line; std::getline(lines, line);) {
+        corpus += nlohmann::json::parse(line)["text"].get<std::string>() + ".\n";
+    }
+    return corpus;
+}
+
+// Prepares the task's data in t's directory (character tokenizer) and returns its path; `more`
+// examples than usual make other data.
+inline std::string prepare_task_data(TempDirTest& t, const TaskCase& c, const std::string& name = "data",
+                                     int more = 0) {
+    std::string args;
+    if (c.task == "classify") {
+        args = "--input " + t.write(name + ".jsonl", labelled_texts(400 + more)) + " --label-field label --max-len 48";
+    } else if (c.task == "sft") {
+        args = "--instructions --input " + t.write(name + ".jsonl", opposites_jsonl(300 + more)) + " --max-len 320";
+    } else {
+        args = "--input " + t.write(name + ".txt", task_corpus(3000 + more));
+    }
+    const auto o = run_lmforge("prepare --tokenizer char " + args + " --output " + t.path(name));
+    EXPECT_EQ(o.status, 0) << o.err;
+    return t.path(name);
+}
+
+// A run of the task with micro-batches of `batch` (per process): about a hundred steps of a
+// tiny model, checkpoints every 7 steps (and at each epoch's end), evaluations every 20.
+inline std::string task_config(TempDirTest& t, const TaskCase& c, const std::string& data, const std::string& run,
+                               int batch, const std::string& precision = "auto") {
+    const bool bert = c.preset.rfind("bert", 0) == 0;
+    const bool epochs = c.task == "classify" || c.task == "sft";
+    std::string toml = "[model]\npreset = \"" + c.preset + "\"\nn_layer = 2\nn_head = 2\nn_embd = 32\n";
+    if (c.task == "lm" || c.task == "mlm") toml += "block_size = 32\n";
+    toml += "[data]\ndir = \"" + data + "\"\n[train]\ntask = \"" + c.task + "\"\nbatch_size = " +
+            std::to_string(batch) + "\nthreads = 1\nprecision = \"" + precision + "\"\n";
+    toml += epochs ? std::string("epochs = ") + (c.task == "sft" ? "3" : "4") + "\n"
+                   : "seq_len = 32\nmax_steps = 90\n";
+    toml += std::string("[optim]\nlr = 3e-3\nwarmup_steps = 5\n") + (bert ? "weight_decay = 0.01\n" : "") +
+            "[eval]\nevery = 20\nbatches = 4\n[checkpoint]\nevery = 7\nkeep_last = 2\n[log]\nevery = 5\n"
+            "[sample]\ncount = 1\ntokens = 8\nevery = 30\n[run]\ndir = \"" + t.path(run) + "\"\n";
+    return t.write(run + ".toml", toml);
+}
+
+// A run's metrics.jsonl, a line each, without the fields that time it.
+inline std::vector<std::string> stable_metrics(const std::string& run_dir) {
+    std::vector<std::string> lines;
+    std::ifstream in(run_dir + "/metrics.jsonl");
+    for (std::string line; std::getline(in, line);) {
+        auto j = nlohmann::ordered_json::parse(line);
+        j.erase("tokens_per_s");
+        j.erase("step_ms");
+        lines.push_back(j.dump());
+    }
+    return lines;
+}
+
+// The highest training step a run's metrics.jsonl holds so far (-1: none); its writer may be
+// midway through a line.
+inline int last_logged_step(const std::string& metrics_path) {
+    std::ifstream in(metrics_path);
+    int step = -1;
+    for (std::string line; std::getline(in, line);) {
+        const auto j = nlohmann::json::parse(line, nullptr, false);
+        if (j.is_object() && j.contains("loss")) step = std::max(step, j["step"].get<int>());
+    }
+    return step;
+}
+
+// Signals pid once its run has logged step `at` (or later); false if it ended first (and was
+// waited for: wait_for(pid) only after true).
+inline bool signal_at_step(pid_t pid, const std::string& metrics_path, int at, int sig) {
+    int raw = 0;
+    while (::waitpid(pid, &raw, WNOHANG) == 0) {
+        if (last_logged_step(metrics_path) >= at) {
+            ::kill(pid, sig);
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+}
+
+}  // namespace lmforge::test

@@ -1,0 +1,174 @@
+// The training call of every model, forward_backward(batch, grad_scale, accumulate), on GPT-2
+// (language-model and classification heads) and BERT (masked-LM and classification heads), in
+// both precisions: its losses are inference's; accumulate=false overwrites every gradient,
+// however stale; two accumulated batches give the sum of their gradients; the scale scales
+// them exactly (a power of two); a batch with nothing to predict gives zero gradients. The
+// gradients themselves are checked against PyTorch by the golden tests.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/gemm.h"
+#include "core/rng.h"
+#include "kernels/crossentropy.h"
+#include "model/bert.h"
+#include "model/gpt2.h"
+#include "test_util.h"
+
+namespace lmforge {
+namespace {
+
+constexpr int64_t kB = 4, kT = 48;  // 192 rows: the LM head's blocks take 96, so two per pass
+constexpr int64_t kVocab = 61, kLabels = 3;
+
+enum class Arch { Gpt2Lm, Gpt2Classify, BertMlm, BertClassify };
+
+struct Case {
+    Arch arch;
+    Precision precision;
+};
+
+std::unique_ptr<Model> make(const Case& c, backend::Gemm& gemm) {
+    const bool classify = c.arch == Arch::Gpt2Classify || c.arch == Arch::BertClassify;
+    std::unique_ptr<Model> model;
+    if (c.arch == Arch::Gpt2Lm || c.arch == Arch::Gpt2Classify) {
+        Gpt2Config cfg{2, 2, 32, kVocab, kT};
+        cfg.num_labels = classify ? kLabels : 0;
+        model = std::make_unique<Gpt2>(cfg, gemm, c.precision, Recompute::None);
+    } else {
+        BertConfig cfg;
+        cfg.n_layer = 2;
+        cfg.n_head = 2;
+        cfg.hidden = 32;
+        cfg.intermediate = 128;
+        cfg.vocab_size = kVocab;
+        cfg.max_position = kT;
+        cfg.num_labels = classify ? kLabels : 0;
+        model = std::make_unique<Bert>(cfg, gemm, c.precision);
+    }
+    model->init_weights(3);
+    return model;
+}
+
+// A batch for the case's head: targets on about half the positions (the gathered head rows),
+// or a label per sequence; the last sequence padded to half its length. `predict` false: no
+// target at all.
+Batch make_batch(const Case& c, uint64_t seed, bool predict = true) {
+    Rng rng(seed);
+    Batch b;
+    b.resize_for_tokens(kB, kT);
+    b.lengths.assign(kB, kT);
+    b.lengths[kB - 1] = kT / 2;
+    for (int64_t i = 0; i < kB * kT; i++) {
+        b.inputs[i] = static_cast<int32_t>(rng.below(kVocab));
+        const bool counted = predict && rng.below(2) == 0 && i % kT < b.lengths[i / kT];
+        b.targets[i] = counted ? static_cast<int32_t>(rng.below(kVocab)) : kernels::kIgnoreIndex;
+    }
+    if (c.arch == Arch::Gpt2Classify || c.arch == Arch::BertClassify) {
+        b.targets.clear();
+        for (int64_t s = 0; s < kB; s++) b.labels.push_back(static_cast<int32_t>(rng.below(kLabels)));
+    }
+    return b;
+}
+
+std::vector<float> grads_of(const Model& m) { return {m.grads().begin(), m.grads().end()}; }
+
+// The tensors whose gradients differ bit for bit (NaN differs from everything), for messages.
+std::string differing(const Model& m, const std::vector<float>& a, const std::vector<float>& b) {
+    std::string names;
+    for (const ParamSpec& s : m.layout().specs()) {
+        for (int64_t i = s.offset; i < s.offset + s.reserved; i++) {
+            if (!(a[i] == b[i])) {
+                names += s.name + " ";
+                break;
+            }
+        }
+    }
+    return names;
+}
+
+class ForwardBackward : public ::testing::TestWithParam<Case> {
+protected:
+    std::unique_ptr<backend::Gemm> gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
+    // The gradients of one batch from scratch, on a fresh model.
+    std::vector<float> fresh(const Batch& b, float scale) {
+        auto m = make(GetParam(), *gemm_);
+        m->forward_backward(b, scale, false);
+        return grads_of(*m);
+    }
+};
+
+TEST_P(ForwardBackward, ItsLossesAreInferences) {
+    auto model = make(GetParam(), *gemm_);
+    const Batch b = make_batch(GetParam(), 5);
+    const LossSum trained = model->forward_backward(b, 1.0f, false);
+    const LossSum inferred = model->forward(b);
+    EXPECT_EQ(trained.count, inferred.count);
+    EXPECT_EQ(trained.count, b.counted());
+    EXPECT_EQ(trained.correct, inferred.correct);
+    EXPECT_NEAR(trained.sum, inferred.sum, 1e-5 * std::abs(inferred.sum));
+}
+
+TEST_P(ForwardBackward, OverwritingForgetsEveryStaleGradient) {
+    auto model = make(GetParam(), *gemm_);
+    const Batch b = make_batch(GetParam(), 5);
+    std::fill(model->grads().begin(), model->grads().end(), std::numeric_limits<float>::quiet_NaN());
+    model->forward_backward(b, 1.0f, false);
+    const std::vector<float> want = fresh(b, 1.0f);
+    EXPECT_EQ(differing(*model, grads_of(*model), want), "");
+}
+
+TEST_P(ForwardBackward, AccumulatingAddsTheBatchesGradients) {
+    auto model = make(GetParam(), *gemm_);
+    const Batch a = make_batch(GetParam(), 5), b = make_batch(GetParam(), 6);
+    model->forward_backward(a, 0.5f, false);
+    model->forward_backward(b, 0.5f, true);
+    std::vector<float> sum = fresh(a, 0.5f);
+    const std::vector<float> second = fresh(b, 0.5f);
+    for (size_t i = 0; i < sum.size(); i++) sum[i] += second[i];
+    const double scale = test::max_abs(std::span<const float>(sum));
+    EXPECT_TRUE(test::close(grads_of(*model), sum, 1e-5, 1e-6 * scale));
+}
+
+TEST_P(ForwardBackward, TheScaleScalesEveryGradientExactly) {
+    const Batch b = make_batch(GetParam(), 5);
+    std::vector<float> doubled = fresh(b, 0.25f);
+    for (float& g : doubled) g *= 2;
+    EXPECT_EQ(fresh(b, 0.5f), doubled);
+}
+
+// Language-model heads only: a classification batch always has its labels.
+class ForwardBackwardLm : public ForwardBackward {};
+
+TEST_P(ForwardBackwardLm, NothingToPredictGivesZeroGradients) {
+    auto model = make(GetParam(), *gemm_);
+    std::fill(model->grads().begin(), model->grads().end(), std::numeric_limits<float>::quiet_NaN());
+    const LossSum loss = model->forward_backward(make_batch(GetParam(), 5, false), 1.0f, false);
+    EXPECT_EQ(loss.count, 0);
+    EXPECT_EQ(differing(*model, grads_of(*model), std::vector<float>(model->grads().size(), 0.0f)), "");
+}
+
+std::string name_of(const ::testing::TestParamInfo<Case>& info) {
+    const char* arch[] = {"Gpt2Lm", "Gpt2Classify", "BertMlm", "BertClassify"};
+    return std::string(arch[static_cast<int>(info.param.arch)]) + "_" + precision_name(info.param.precision);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, ForwardBackward,
+    ::testing::Values(Case{Arch::Gpt2Lm, Precision::Fp32}, Case{Arch::Gpt2Lm, Precision::Bf16},
+                      Case{Arch::Gpt2Classify, Precision::Fp32}, Case{Arch::Gpt2Classify, Precision::Bf16},
+                      Case{Arch::BertMlm, Precision::Fp32}, Case{Arch::BertMlm, Precision::Bf16},
+                      Case{Arch::BertClassify, Precision::Fp32}, Case{Arch::BertClassify, Precision::Bf16}),
+    name_of);
+
+INSTANTIATE_TEST_SUITE_P(Models, ForwardBackwardLm,
+                         ::testing::Values(Case{Arch::Gpt2Lm, Precision::Fp32}, Case{Arch::Gpt2Lm, Precision::Bf16},
+                                           Case{Arch::BertMlm, Precision::Fp32}, Case{Arch::BertMlm, Precision::Bf16}),
+                         name_of);
+
+}  // namespace
+}  // namespace lmforge

@@ -2,9 +2,12 @@
 // status 2, no crash and no stack trace.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_util.h"
+#include "temp_dir.h"
+#include "tokenizer/byte_level.h"
 
 namespace {
 
@@ -59,6 +62,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"LogitsIntoNoDirectory", "logits --checkpoint c --ids 1 --output /no/such/dir/x.safetensors",
                  "--output /no/such/dir/x.safetensors: no directory /no/such/dir"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// A tokenizer file's id outside the vocabulary is refused by name: -5 once corrupted the heap
+// ("double free or corruption", or SIGSEGV) when the tokenizer was built.
+class CliTokenizerFiles : public lmforge::test::TempDirTest {};
+
+TEST_F(CliTokenizerFiles, NegativeSpecialTokenIdIsOneLineExitStatus2) {
+    nlohmann::json vocab = nlohmann::json::object();
+    for (int b = 0; b < 256; b++) vocab[lmforge::bytes_to_unicode(std::string(1, static_cast<char>(b)))] = b;
+    vocab["<|foo|>"] = -5;
+    write("tok/encoder.json", vocab.dump());
+    write("tok/vocab.bpe", "#version: 0.2\n");
+    const Outcome o = run_lmforge("tokenize --tokenizer " + path("tok") + " < " + write("in.txt", "hi\n"));
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_EQ(count_lines(o.err), 1) << o.err;
+    EXPECT_NE(o.err.find("lmforge: error: " + path("tok/encoder.json") + ": token '<|foo|>' has no valid id (-5)"),
+              std::string::npos)
+        << o.err;
+    EXPECT_EQ(o.out, "");
+}
 
 TEST(Cli, HelpAndVersionSucceed) {
     EXPECT_EQ(run_lmforge("--help").status, 0);

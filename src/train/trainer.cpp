@@ -116,8 +116,7 @@ TrainSummary train(const TrainOptions& opts) {
                          fmt::format("use a multiple of {}", per_step));
     }
     int64_t accum = total / per_step;
-    backend::set_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads)
-                                               : default_threads(*comm));
+    backend::set_threads(cfg.train.threads > 0 ? cfg.train.threads : default_threads(*comm), "train.threads");
     DataLoader train_loader({cfg.data.dir, "train", B, T, rank, world, cfg.data.shuffle,
                              static_cast<uint64_t>(cfg.train.seed), mcfg.vocab_size});
     // No validation shards: no evaluation, said once. Shards that are there but damaged, or

@@ -287,7 +287,7 @@ BENCHMARK(BM_AdamW<bf16>)->Unit(benchmark::kMillisecond)->UseManualTime()->Itera
 }  // namespace lmforge
 
 int main(int argc, char** argv) {
-    lmforge::backend::set_threads(0);
+    lmforge::backend::set_threads(0, "OMP_NUM_THREADS");
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     benchmark::AddCustomContext("threads", std::to_string(omp_get_max_threads()));

@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     for (auto d : docs) bytes += d.size();
     const auto tokenizer = open_tokenizer("gpt2", data_home());
     for (int threads = 1; threads <= max_threads; threads++) {
-        backend::set_threads(threads);
+        backend::set_threads(threads, "--threads");
         double best = 1e30;
         size_t tokens = 0;
         for (int r = 0; r < repeat; r++) {

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <new>
 #include <unordered_map>
 #include <utility>
 
 #include "backend/gemm_naive.h"
+#include "backend/jit_room.h"
 #include "core/bf16.h"
 #include "core/error.h"
 
@@ -70,6 +72,37 @@ void copy_rows(std::vector<float>& out, const T* in, int64_t rows, int64_t cols,
     }
 }
 
+// ACTION ("create", "run") of the matmul for s failed: WHY, for want of memory or not.
+[[noreturn]] void matmul_failed(const char* action, const GemmShape& s, memory::data_type in,
+                                const std::string& why, bool out_of_memory) {
+    throw Error(fmt::format("oneDNN could not {} a matmul primitive for M={} N={} K={} ({}): {}", action, s.M, s.N,
+                            s.K, in == memory::data_type::bf16 ? "bf16" : "f32", why),
+                out_of_memory ? kOutOfMemoryHint : kOnednnRefusedHint);
+}
+
+// f(), with oneDNN's failed statuses (dnnl::error; out_of_memory where an allocation failed)
+// and failed allocations of its own (std::bad_alloc) turned into matmul_failed's Error.
+template <class F>
+decltype(auto) guarded(const char* action, const GemmShape& s, memory::data_type in, F&& f) {
+    try {
+        return f();
+    } catch (const dnnl::error& e) {
+        const bool oom = e.status == dnnl_out_of_memory;
+        matmul_failed(action, s, in, oom ? "out of memory" : e.what(), oom);
+    } catch (const std::bad_alloc&) {
+        matmul_failed(action, s, in, "out of memory", true);
+    }
+}
+
+// Room for the kernels oneDNN is about to generate for s (backend/jit_room.h says why).
+void require_kernel_room(const GemmShape& s, memory::data_type in) {
+    if (has_jit_room()) return;
+    matmul_failed("create", s, in,
+                  fmt::format("out of memory (less than {} MiB of address space left for its kernels)",
+                              kJitRoomBytes >> 20),
+                  true);
+}
+
 }  // namespace
 
 OnednnGemm::OnednnGemm(const OnednnPaths& paths)
@@ -91,14 +124,17 @@ OnednnGemm::Entry& OnednnGemm::entry_for(const GemmShape& s, bool has_bias, memo
     const memory::desc bias = has_bias ? memory::desc({1, s.N}, memory::data_type::f32,
                                                       memory::dims{s.N, 1})
                                        : memory::desc();
-    dnnl::primitive_attr attr;
-    if (s.accumulate) {
-        dnnl::post_ops ops;
-        ops.append_sum(1.0f);  // C = A·B + C
-        attr.set_post_ops(ops);
-    }
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, bias, c), attr, engine_);
-    return cache_.emplace(key, Entry{dnnl::matmul(pd), a, b, c, bias}).first->second;
+    require_kernel_room(s, in);
+    return guarded("create", s, in, [&]() -> Entry& {
+        dnnl::primitive_attr attr;
+        if (s.accumulate) {
+            dnnl::post_ops ops;
+            ops.append_sum(1.0f);  // C = A·B + C
+            attr.set_post_ops(ops);
+        }
+        const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, bias, c), attr, engine_);
+        return cache_.emplace(key, Entry{dnnl::matmul(pd), a, b, c, bias}).first->second;
+    });
 }
 
 void OnednnGemm::run(const GemmShape& s, const float* a, const float* b, float* c,
@@ -148,15 +184,17 @@ void OnednnGemm::execute(const GemmShape& s, const void* a, const void* b, float
                          memory::data_type in) {
     if (s.M == 0 || s.N == 0) return;
     Entry& e = entry_for(s, bias != nullptr, in);
-    // oneDNN takes non-const handles; it only reads sources.
-    memory ma(e.a, engine_, const_cast<void*>(a));
-    memory mb(e.b, engine_, const_cast<void*>(b));
-    memory mc(e.c, engine_, c);
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
-    if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(e.bias, engine_, const_cast<float*>(bias)));
-    e.primitive.execute(stream_, args);
-    stream_.wait();
+    guarded("run", s, in, [&] {  // its scratchpad is allocated here
+        // oneDNN takes non-const handles; it only reads sources.
+        memory ma(e.a, engine_, const_cast<void*>(a));
+        memory mb(e.b, engine_, const_cast<void*>(b));
+        memory mc(e.c, engine_, c);
+        std::unordered_map<int, memory> args{
+            {DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+        if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(e.bias, engine_, const_cast<float*>(bias)));
+        e.primitive.execute(stream_, args);
+        stream_.wait();
+    });
 }
 
 GemmKind parse_gemm_kind(const std::string& name) {

@@ -8,6 +8,9 @@
 //
 // Below AVX-512, a B whose rows would make oneDNN's kernels for few-row products thrash the
 // cache is copied to a safer stride first (gemm_onednn.cpp says when, and what it gains).
+//
+// oneDNN's failures are Errors naming the shape: no room for a primitive's kernels
+// (backend/jit_room.h), a failed status, a failed allocation.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>

@@ -1,8 +1,11 @@
 #include "backend/threads.h"
 
+#include <fmt/format.h>
 #include <omp.h>
 #include <sched.h>
 #include <unistd.h>
+
+#include "core/error.h"
 
 namespace lmforge::backend {
 
@@ -31,8 +34,22 @@ int launcher_cores() {
     return hardware_threads();
 }
 
-void set_threads(int threads) {
-    if (threads > 0) omp_set_num_threads(threads);
+int thread_limit() { return kThreadsPerCore * hardware_threads(); }
+
+// Every command's thread count passes here, so the bound holds for all: libgomp crashes starting
+// 100000 threads, prints its own error at 40000, and 256 on 2 cores spin-wait for minutes.
+void set_threads(int64_t threads, const std::string& setting) {
+    if (threads < 0) {
+        throw InputError(fmt::format("{}: {} threads is not a thread count", setting, threads),
+                         "give a positive count, or none for one thread per core");
+    }
+    if (threads > thread_limit()) {
+        throw InputError(fmt::format("{}: {} threads: at most {} are allowed, {} for each of the {} cores this "
+                                     "process may run on",
+                                     setting, threads, thread_limit(), kThreadsPerCore, hardware_threads()),
+                         "threads past the cores only take turns on them: one per core (the default) is fastest");
+    }
+    if (threads > 0) omp_set_num_threads(static_cast<int>(threads));
 }
 
 int max_threads() { return omp_get_max_threads(); }

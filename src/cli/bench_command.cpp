@@ -64,7 +64,7 @@ void run(const BenchFlags& f) {
     opts.recompute = parse_recompute(f.recompute);
     opts.moments = parse_moment_precision(f.moments, "--moments");
     opts.profile = f.profile;
-    backend::set_threads(f.threads.value_or(backend::hardware_threads()));
+    backend::set_threads(f.threads.value_or(backend::hardware_threads()), "--threads");
     opts.peak_gflops = f.peak_gflops.value_or(peak_gflops(opts.precision));  // on those threads
 
     const BenchResult r = run_benchmark(opts);

@@ -58,7 +58,7 @@ void add_eval_command(CLI::App& app) {
             throw InputError("eval needs --data DIR or --multiple-choice FILE");
         }
         const auto comm = make_communicator();
-        backend::set_threads(f->threads.value_or(default_threads(*comm)));
+        backend::set_threads(f->threads.value_or(default_threads(*comm)), "--threads");
         const std::string weights = f->checkpoint + "/model.safetensors";
         const Gpt2Config cfg = read_model_config(weights);
         auto gemm = backend::make_gemm(backend::GemmKind::Onednn);

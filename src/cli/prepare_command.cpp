@@ -44,7 +44,7 @@ void add_prepare_command(CLI::App& app) {
     cmd->add_option("--dir", f->dir, "Data home (for gpt2's files)");
     cmd->add_flag("--overwrite", f->opts.overwrite, "Replace the output directory if it exists");
     cmd->callback([f] {
-        backend::set_threads(f->threads.value_or(backend::hardware_threads()));
+        backend::set_threads(f->threads.value_or(backend::hardware_threads()), "--threads");
         f->opts.data_home = data_home(f->dir);
         const PrepareReport r = prepare(f->opts);
         if (f->opts.instructions) {

@@ -60,7 +60,7 @@ void add_sample_command(CLI::App& app) {
                              "0 is greedy");
         }
         if (!(f->top_p > 0 && f->top_p <= 1)) throw InputError(fmt::format("--top-p {} must lie in (0, 1]", f->top_p));
-        backend::set_threads(f->threads.value_or(backend::hardware_threads()));
+        backend::set_threads(f->threads.value_or(backend::hardware_threads()), "--threads");
         const auto tokenizer = tokenizer_for(f->checkpoint, f->tokenizer);
         const std::string weights = f->checkpoint + "/model.safetensors";
         auto gemm = backend::make_gemm(backend::GemmKind::Onednn);

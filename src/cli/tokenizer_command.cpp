@@ -37,7 +37,7 @@ void add_tokenizer_command(CLI::App& app) {
     train->add_option("--threads", f->threads, "Threads (default: every core)")->check(integer_at_least(1));
     train->add_flag("--overwrite", f->overwrite, "Replace the output directory if it exists");
     train->callback([f] {
-        backend::set_threads(f->threads.value_or(backend::hardware_threads()));
+        backend::set_threads(f->threads.value_or(backend::hardware_threads()), "--threads");
         check_output_directory("--output", f->output, f->inputs, f->overwrite);
         const DocumentSet set = read_documents(f->inputs, f->jsonl_field);
         BpeTrainReport report;

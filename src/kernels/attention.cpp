@@ -6,10 +6,12 @@
 // softmax and the masking are written here, one row at a time.
 #include "kernels/attention.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
+#include <memory>
 
 #include "backend/tile_gemm.h"
 #include "kernels/fast_math.h"
@@ -52,11 +54,14 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
     const int64_t HS = C / NH, C3 = 3 * C;
     const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
     const int64_t num_tiles = (T + kTile - 1) / kTile;
+    backend::prepare_tile_gemm();
+    // Each thread's (query, key) scores of one block, allocated here: a failed allocation
+    // inside the region would end the process. Each thread touches its own first.
+    const auto scores = std::make_unique_for_overwrite<float[]>(omp_get_max_threads() * kTile * kKeyBlock);
 
 #pragma omp parallel
     {
-        std::vector<float> scores(kTile * kKeyBlock);  // (query, key) of one block
-        float* s = scores.data();
+        float* s = scores.get() + omp_get_thread_num() * kTile * kKeyBlock;
 #pragma omp for collapse(3) schedule(dynamic)
         for (int64_t b = 0; b < B; b++) {
             for (int64_t h = 0; h < NH; h++) {
@@ -113,6 +118,7 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
             }
         }
     }
+    backend::check_tile_gemms();
 }
 
 void attention_backward(float* dqkv, const float* dout, const float* out, const float* lse, const float* qkv,
@@ -125,11 +131,13 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
     // dQ = scale·dS·K,  dK = scale·dSᵀ·Q,  dV = Pᵀ·dO. Each output row is first written (beta 0)
     // by the first pair that reaches it: dQ's by key block 0; dK's and dV's by the last query
     // tile, taken first, as it sees every key any tile sees. Keys no query sees are zeroed.
+    backend::prepare_tile_gemm();
+    // Each thread's P and dS of one (query, key) block, allocated outside the region as in forward.
+    const auto blocks = std::make_unique_for_overwrite<float[]>(omp_get_max_threads() * 2 * kTile * kKeyBlock);
 #pragma omp parallel
     {
-        std::vector<float> p_block(kTile * kKeyBlock), ds_block(kTile * kKeyBlock);  // (query, key)
-        float* p = p_block.data();
-        float* ds = ds_block.data();
+        float* p = blocks.get() + omp_get_thread_num() * 2 * kTile * kKeyBlock;
+        float* ds = p + kTile * kKeyBlock;
 #pragma omp for collapse(2) schedule(dynamic)
         for (int64_t b = 0; b < B; b++) {
             for (int64_t h = 0; h < NH; h++) {
@@ -184,6 +192,7 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
             }
         }
     }
+    backend::check_tile_gemms();
 }
 
 }  // namespace lmforge::kernels

@@ -101,27 +101,27 @@ BpeTokenizer::BpeTokenizer(std::vector<std::pair<std::string, TokenId>> vocab,
                            std::map<std::string, TokenId> specials, const std::string& source)
     : tables_(std::make_unique<Tables>()) {
     specials_ = std::move(specials);
-    TokenId max_id = -1;
-    for (const auto& [bytes, id] : vocab) max_id = std::max(max_id, id);
-    for (const auto& [text, id] : specials_) max_id = std::max(max_id, id);
-    id_bytes_.assign(static_cast<size_t>(max_id + 1), std::string());
-    std::vector<bool> used(id_bytes_.size(), false);
-    tables_->words.resize(capacity_for(vocab.size()));
-    for (auto& [bytes, id] : vocab) {
-        if (id < 0 || used[id]) {
-            throw InputError(fmt::format("{}: token id {} is negative or used twice", source, id),
-                             "the vocabulary file is damaged");
+    // The ids index id_bytes_: they must be 0 .. n-1 for the n tokens, each once, before any is
+    // used (a negative special id once wrote before the table's start and corrupted the heap).
+    const size_t n = vocab.size() + specials_.size();
+    id_bytes_.assign(n, std::string());
+    std::vector<bool> used(n, false);
+    const auto claim = [&](TokenId id, const std::string& shown) {
+        if (id < 0 || static_cast<size_t>(id) >= n || used[id]) {
+            throw InputError(
+                fmt::format("{}: token '{}' has id {}, outside [0, {}) or used twice", source, shown, id, n),
+                "the vocabulary file is damaged");
         }
         used[id] = true;
+    };
+    tables_->words.resize(capacity_for(vocab.size()));
+    for (auto& [bytes, id] : vocab) {
+        claim(id, bytes_to_unicode(bytes));
         tables_->insert_word(bytes, id);
         id_bytes_[id] = std::move(bytes);
     }
     for (const auto& [text, id] : specials_) {
-        if (used[id]) {
-            throw InputError(fmt::format("{}: special token {} reuses id {}", source, text, id),
-                             "the vocabulary file is damaged");
-        }
-        used[id] = true;
+        claim(id, text);
         id_bytes_[id] = text;
     }
     for (int b = 0; b < 256; b++) {

@@ -18,8 +18,9 @@ class BpeTokenizer final : public Tokenizer {
 public:
     // vocab: (bytes, id) for every ordinary token, including all 256 single bytes;
     // merges: (left bytes, right bytes) in rank order, each merged token in vocab;
-    // specials: (text, id), ids outside the ordinary ones. `source` names where it came from,
-    // for errors. Throws InputError for an inconsistent vocabulary.
+    // specials: (text, id), ids outside the ordinary ones; together the ids are 0 .. n-1 for
+    // the n tokens, each once. `source` names where it came from, for errors. Throws InputError
+    // for an inconsistent vocabulary or an id outside [0, n).
     BpeTokenizer(std::vector<std::pair<std::string, TokenId>> vocab,
                  const std::vector<std::pair<std::string, std::string>>& merges,
                  std::map<std::string, TokenId> specials, const std::string& source);

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/error.h"
 #include "core/file_io.h"
@@ -44,26 +46,47 @@ bool looks_special(const std::string& token) {
     return token.size() > 4 && token.rfind("<|", 0) == 0 && token.compare(token.size() - 2, 2, "|>") == 0;
 }
 
+// The ids a tokenizer's files may give: 0 .. N-1 for the N tokens they name (the vocabulary's
+// entries and the added tokens it lacks), as real vocabularies number them. A larger id would
+// leave a hole in the id table and let one line of a file make that table as large as it likes
+// (2^31 - 1 asked for 2^31 entries); the bound also keeps every id a TokenId.
+int64_t id_limit(const json& vocab, const std::set<std::string>& added) {
+    int64_t n = vocab.is_object() ? static_cast<int64_t>(vocab.size()) : 0;
+    for (const std::string& token : added) n += vocab.contains(token) ? 0 : 1;
+    return std::min<int64_t>(n, int64_t{std::numeric_limits<TokenId>::max()} + 1);
+}
+
+// A token's id as a file gives it; InputError naming the file, the token and the value unless it
+// is an integer in [0, limit): not 1.5 or "7", nor -5 or 2^40, which get<TokenId> would index
+// with or truncate.
+TokenId token_id(const json& id, const std::string& token, int64_t limit, const std::string& where) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= limit) {
+        throw InputError(fmt::format("{}: token '{}' has no valid id ({}): ids are integers in [0, {})", where, token,
+                                     id.dump(), limit),
+                         "a tokenizer numbers its tokens 0, 1, 2, ... without gaps; the file is damaged or "
+                         "another tokenizer's");
+    }
+    return id.get<TokenId>();
+}
+
 // encoder.json-style {token: id}: ordinary tokens (byte-level) and special ones: where a file
 // lists the specials (added_tokens.json, tokenizer.json's added_tokens), <|endoftext|> and
 // those `known_specials` names; else any token written <|...|> (GPT-2's encoder.json alone).
 // A trained vocabulary may hold ordinary tokens of that shape ("<|-|>" in its text) once a
 // list exists. (transformers lists only tokens past the vocabulary there, <|pad|> but not
 // <|endoftext|>: hence <|endoftext|> always.)
-void read_vocab(const json& j, const std::string& where, std::vector<std::pair<std::string, TokenId>>& vocab,
-                std::map<std::string, TokenId>& specials, const std::map<std::string, TokenId>* known_specials) {
+void read_vocab(const json& j, const std::string& where, int64_t id_limit,
+                std::vector<std::pair<std::string, TokenId>>& vocab, std::map<std::string, TokenId>& specials,
+                const std::map<std::string, TokenId>* known_specials) {
     if (!j.is_object()) throw InputError(fmt::format("{}: the vocabulary is not a JSON object", where));
-    for (const auto& [token, id] : j.items()) {
-        if (!id.is_number_integer()) {
-            throw InputError(fmt::format("{}: token '{}' has a non-integer id", where, token),
-                             "the vocabulary file is damaged");
-        }
+    for (const auto& [token, id_json] : j.items()) {
+        const TokenId id = token_id(id_json, token, id_limit, where);
         const bool special = known_specials != nullptr ? token == kEndOfText || known_specials->contains(token)
                                                        : looks_special(token);
         if (special) {
-            specials[token] = id.get<TokenId>();
+            specials[token] = id;
         } else {
-            vocab.emplace_back(token_bytes(token, where), id.get<TokenId>());
+            vocab.emplace_back(token_bytes(token, where), id);
         }
     }
 }
@@ -86,23 +109,21 @@ void check_gpt2_pre_tokenization(const json& j, const std::string& path) {
 }
 
 // An added token as the encoder can use it: not empty (it would match everywhere), with an id.
-void check_added_token(const std::string& token, const json& id, const std::string& where) {
+TokenId added_token_id(const std::string& token, const json& id, int64_t id_limit, const std::string& where) {
     if (token.empty()) throw InputError(fmt::format("{}: an added token is empty", where), "the file is damaged");
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
-        throw InputError(fmt::format("{}: token '{}' has no valid id ({})", where, token, id.dump()),
-                         "the file is damaged");
-    }
+    return token_id(id, token, id_limit, where);
 }
 
-std::map<std::string, TokenId> read_added_tokens(const std::string& path) {
-    std::map<std::string, TokenId> added;
-    const json j = parse_json_file(path);
+json read_json_object(const std::string& path) {
+    json j = parse_json_file(path);
     if (!j.is_object()) throw InputError(fmt::format("{}: not a JSON object of token: id", path));
-    for (const auto& [token, id] : j.items()) {
-        check_added_token(token, id, path);
-        added[token] = id.get<TokenId>();
-    }
-    return added;
+    return j;
+}
+
+std::set<std::string> keys_of(const json& object) {
+    std::set<std::string> keys;
+    for (const auto& [key, value] : object.items()) keys.insert(key);
+    return keys;
 }
 
 }  // namespace
@@ -111,9 +132,12 @@ std::unique_ptr<Tokenizer> load_gpt2_files(const std::string& encoder_json, cons
                                            const std::string& added_tokens) {
     std::vector<std::pair<std::string, TokenId>> vocab;
     std::map<std::string, TokenId> specials;
-    const std::map<std::string, TokenId> added = added_tokens.empty() ? std::map<std::string, TokenId>{}
-                                                                      : read_added_tokens(added_tokens);
-    read_vocab(parse_json_file(encoder_json), encoder_json, vocab, specials, added_tokens.empty() ? nullptr : &added);
+    const json added_json = added_tokens.empty() ? json::object() : read_json_object(added_tokens);
+    const json encoder = parse_json_file(encoder_json);
+    const int64_t limit = id_limit(encoder, keys_of(added_json));
+    std::map<std::string, TokenId> added;
+    for (const auto& [token, id] : added_json.items()) added[token] = added_token_id(token, id, limit, added_tokens);
+    read_vocab(encoder, encoder_json, limit, vocab, specials, added_tokens.empty() ? nullptr : &added);
     // An added token may be absent from the vocabulary (Hugging Face lists it only there), but
     // neither file may give its id to another token, nor it another id.
     std::map<TokenId, const std::string*> ordinary;
@@ -187,12 +211,17 @@ static std::unique_ptr<Tokenizer> load_hf_bpe_json(const json& j, const std::str
     const json& model = j["model"];
     std::vector<std::pair<std::string, TokenId>> vocab;
     std::map<std::string, TokenId> specials;
+    const json added_list = j.value("added_tokens", json::array());
+    std::set<std::string> added_names;
+    for (const json& t : added_list) added_names.insert(t.at("content").get<std::string>());
+    const int64_t limit = id_limit(model.at("vocab"), added_names);
     std::map<std::string, TokenId> added;
-    for (const json& t : j.value("added_tokens", json::array())) {
-        check_added_token(t.at("content"), t.at("id"), path + ": added_tokens");
-        added[t.at("content")] = t.at("id");
+    for (const json& t : added_list) {
+        const std::string content = t.at("content");
+        added[content] = added_token_id(content, t.at("id"), limit, path + ": added_tokens");
     }
-    read_vocab(model.at("vocab"), path + ": model.vocab", vocab, specials, j.contains("added_tokens") ? &added : nullptr);
+    read_vocab(model.at("vocab"), path + ": model.vocab", limit, vocab, specials,
+               j.contains("added_tokens") ? &added : nullptr);
     std::vector<std::pair<std::string, std::string>> merges;
     for (const json& m : model.at("merges")) {
         std::string a, b;

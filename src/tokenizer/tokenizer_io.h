@@ -22,7 +22,8 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec);
 // is special here, also one transformers would match inside ordinary text (special: false in
 // its tokenizer_config.json): encode() finds it, encode_ordinary() (prepare) does not.
 // InputError for an empty token, an id that is no id, or one that encoder.json gives to
-// another token.
+// another token. Every id in either file must be an integer in [0, N), N the tokens the files
+// name (encoder.json's entries and the added tokens it lacks); tokenizer.json's likewise.
 std::unique_ptr<Tokenizer> load_gpt2_files(const std::string& encoder_json, const std::string& vocab_bpe,
                                            const std::string& added_tokens = "");
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path);

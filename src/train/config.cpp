@@ -37,7 +37,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.total_batch_tokens", c.train.total_batch_tokens, "tokens per optimizer step over all processes; a multiple of B·T·processes (the quotient is the gradient accumulation); 0: B·T·processes");
     v("train.max_steps", c.train.max_steps, "optimizer steps of an lm or mlm run (classify and sft train for train.epochs)");
     v("train.seed", c.train.seed, "seed of the weights' initialisation and of the data order");
-    v("train.threads", c.train.threads, "threads per process; 0: its cores, divided among the processes that share them");
+    v("train.threads", c.train.threads, "threads per process, at most 4 per core it may run on; 0: its cores, divided among the processes that share them");
     v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT model (model.preset bert-*) on token shards; sft: instruction (generative) fine-tuning of a GPT-2 model on prepare --instructions data, loss on response tokens only, epoch by epoch");
     v("train.epochs", c.train.epochs, "classify, sft: passes over the training split, each its examples over the global batch in steps, rounded up (train.max_steps and seq_len are not used)");
     v("train.recompute", c.train.recompute, "activation recompute: none; gelu (GELU and layernorm outputs recomputed in backward: one elementwise pass each); block (each block re-runs its forward in backward, keeping only its output)");

@@ -38,7 +38,7 @@ RunContext::RunContext(const TrainConfig& cfg, const std::string& run_dir)
         log::set_rank(rank());
         if (!lead()) log::set_level(log::Level::Warn);
     }
-    backend::set_threads(cfg.train.threads > 0 ? static_cast<int>(cfg.train.threads) : default_threads(*comm_));
+    backend::set_threads(cfg.train.threads > 0 ? cfg.train.threads : default_threads(*comm_), "train.threads");
     gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
     precision_ = resolve_precision(cfg.train.precision, precision_why_);
 }

@@ -2,9 +2,12 @@
 // status 2, no crash and no stack trace.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli_util.h"
+#include "temp_dir.h"
+#include "tokenizer/byte_level.h"
 
 namespace {
 
@@ -35,6 +38,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"NotDivisible", "bench --layers 1 --heads 3 --embd 100", "n_embd = 100 is not divisible by n_head = 3"},
         BadInput{"UnknownPreset", "bench --model gpt5", "unknown model preset 'gpt5'"},
         BadInput{"ZeroThreads", "bench --threads 0", "--threads"},
+        // libgomp crashed (SIGSEGV) starting this many threads.
+        BadInput{"TooManyThreads", "bench --threads 100000 --layers 1 --heads 1 --embd 32 --vocab 64 --seq 8 --batch 1 "
+                 "--steps 1 --warmup 0 --peak-gflops 1", "--threads: 100000 threads"},
         BadInput{"ZeroLayers", "bench --layers 0", "--layers"},
         BadInput{"NegativeHeads", "bench --heads -4", "--heads"},
         BadInput{"ZeroBatch", "bench --batch 0", "--batch"},
@@ -59,6 +65,42 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"LogitsIntoNoDirectory", "logits --checkpoint c --ids 1 --output /no/such/dir/x.safetensors",
                  "--output /no/such/dir/x.safetensors: no directory /no/such/dir"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// A tokenizer file's id outside the vocabulary is refused by name: -5 once corrupted the heap
+// ("double free or corruption", or SIGSEGV) when the tokenizer was built.
+class CliTokenizerFiles : public lmforge::test::TempDirTest {};
+
+TEST_F(CliTokenizerFiles, NegativeSpecialTokenIdIsOneLineExitStatus2) {
+    nlohmann::json vocab = nlohmann::json::object();
+    for (int b = 0; b < 256; b++) vocab[lmforge::bytes_to_unicode(std::string(1, static_cast<char>(b)))] = b;
+    vocab["<|foo|>"] = -5;
+    write("tok/encoder.json", vocab.dump());
+    write("tok/vocab.bpe", "#version: 0.2\n");
+    const Outcome o = run_lmforge("tokenize --tokenizer " + path("tok") + " < " + write("in.txt", "hi\n"));
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_EQ(count_lines(o.err), 1) << o.err;
+    EXPECT_NE(o.err.find("lmforge: error: " + path("tok/encoder.json") + ": token '<|foo|>' has no valid id (-5)"),
+              std::string::npos)
+        << o.err;
+    EXPECT_EQ(o.out, "");
+}
+
+// train.threads past the limit is refused before anything is written: libgomp crashed
+// (SIGSEGV) starting 100000 threads.
+class CliTrainConfig : public lmforge::test::TempDirTest {};
+
+TEST_F(CliTrainConfig, TooManyThreadsIsOneLineExitStatus2) {
+    const std::string text = write("corpus.txt", std::string(4000, 'a') + "\n");
+    ASSERT_EQ(run_lmforge("prepare --tokenizer char --input " + text + " --output " + path("data")).status, 0);
+    const std::string config = write("t.toml", "[model]\npreset = \"gpt2-nano\"\nn_layer = 1\nn_head = 1\nn_embd = 32\n"
+                                               "[data]\ndir = \"" + path("data") + "\"\n[train]\nbatch_size = 1\n"
+                                               "seq_len = 8\nmax_steps = 1\n[run]\ndir = \"" + path("run") + "\"\n");
+    const Outcome o = run_lmforge("train " + config + " --set train.threads=100000");
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_EQ(count_lines(o.err), 1) << o.err;
+    EXPECT_NE(o.err.find("lmforge: error: train.threads: 100000 threads"), std::string::npos) << o.err;
+    EXPECT_FALSE(std::filesystem::exists(path("run")));
+}
 
 TEST(Cli, HelpAndVersionSucceed) {
     EXPECT_EQ(run_lmforge("--help").status, 0);

@@ -1,14 +1,19 @@
 // backend/: oneDNN's GEMM against the naive one for every transposition, accumulation, bias
-// and padded leading dimensions.
+// and padded leading dimensions; oneDNN's failures (no memory for its kernels, bad arguments)
+// as lmforge's errors.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include "backend/gemm.h"
 #include "backend/gemm_onednn.h"
 #include "backend/peak.h"
+#include "backend/tile_gemm.h"
 #include "kernels/bf16.h"
 
 #include <cmath>
+#include <fstream>
 #include <limits>
+#include <string>
 #include "test_util.h"
 
 namespace lmforge::test {
@@ -82,6 +87,84 @@ TEST(Gemm, OnlyFewRowsAndAModestBAreCopied) {
     EXPECT_EQ(executed_ldb(4096, 3072, 768), 0);          // oneDNN packs B itself
     EXPECT_EQ(executed_ldb(256, 2304, 768), 0);           // rows 2304 floats apart do not collide
     EXPECT_EQ(executed_ldb(256, 1024, 50257), 0);         // a 1024-wide token table: too big a copy
+}
+
+// The address space this process has mapped (VmSize), in bytes.
+rlim_t mapped_bytes() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+        if (line.rfind("VmSize:", 0) == 0) return static_cast<rlim_t>(std::stoll(line.substr(7))) * 1024;
+    }
+    return RLIM_INFINITY;
+}
+
+// ulimit -v for a scope: the process may map only `room` bytes more than it has.
+class AddressSpaceLimit {
+public:
+    explicit AddressSpaceLimit(rlim_t room) {
+        getrlimit(RLIMIT_AS, &saved_);
+        rlimit lowered = saved_;
+        lowered.rlim_cur = mapped_bytes() + room;
+        setrlimit(RLIMIT_AS, &lowered);
+    }
+    ~AddressSpaceLimit() { setrlimit(RLIMIT_AS, &saved_); }
+
+private:
+    rlimit saved_{};
+};
+
+template <class F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+// A GEMM of a new shape makes oneDNN generate its kernels. Where it could not map a buffer for
+// them (ulimit -v), it wrote them through a null pointer: SIGSEGV in dnnl_primitive_create.
+// lmforge checks for the room first: an Error naming the shape, and the GEMM runs once there
+// is room again. (Sanitizers map shadow memory of their own: no limit can be set for them.)
+TEST(Gemm, OnednnWithoutRoomForItsKernelsIsAnErrorNamingTheShape) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "AddressSanitizer's allocator needs address space of its own";
+#endif
+    backend::OnednnGemm gemm;
+    auto slow = backend::make_gemm(backend::GemmKind::Naive);
+    const auto a = random_vector(96 * 72, 1), b = random_vector(72 * 80, 2);
+    std::vector<float> c(96 * 80), want(96 * 80);
+    gemm.run({.M = 8, .N = 8, .K = 8}, a.data(), b.data(), c.data(), nullptr);  // oneDNN started
+#pragma omp parallel
+    c[0] = 0.0f;  // and OpenMP's threads
+    const backend::GemmShape s{.M = 96, .N = 80, .K = 72};
+    std::vector<uint16_t> a16(a.size()), b16(b.size());
+    std::string fp32, bf16;
+    {
+        const AddressSpaceLimit limit(rlim_t{1} << 20);
+        fp32 = error_of([&] { gemm.run(s, a.data(), b.data(), c.data(), nullptr); });
+        bf16 = error_of([&] { gemm.run_bf16(s, a16.data(), b16.data(), c.data(), nullptr); });
+    }
+    EXPECT_NE(fp32.find("oneDNN could not create a matmul primitive for M=96 N=80 K=72"), std::string::npos) << fp32;
+    EXPECT_NE(bf16.find("oneDNN could not create a matmul primitive for M=96 N=80 K=72"), std::string::npos) << bf16;
+    gemm.run(s, a.data(), b.data(), c.data(), nullptr);
+    slow->run(s, a.data(), b.data(), want.data());
+    EXPECT_TRUE(close(c, want, 1e-5, 1e-4));
+}
+
+// tile_gemm runs inside kernels' parallel regions, where an exception ends the process
+// (std::terminate, SIGABRT): a failure is kept, and check_tile_gemms() throws it after the region.
+TEST(TileGemm, AFailureInsideAParallelRegionIsThrownAfterIt) {
+    std::vector<float> a(64, 1.0f), c(64);
+#pragma omp parallel
+    backend::tile_gemm(8, 8, 8, 1.0f, a.data(), {false, 0}, a.data(), {false, 8}, 0.0f, c.data(), 8);  // lda 0 < K
+    const std::string error = error_of([] { backend::check_tile_gemms(); });
+    EXPECT_NE(error.find("oneDNN sgemm failed on a tile of M=8 N=8 K=8"), std::string::npos) << error;
+    EXPECT_EQ(error_of([] { backend::check_tile_gemms(); }), "no error");  // thrown once
+    backend::tile_gemm(8, 8, 8, 1.0f, a.data(), {false, 8}, a.data(), {false, 8}, 0.0f, c.data(), 8);
+    EXPECT_EQ(error_of([] { backend::check_tile_gemms(); }), "no error");
+    EXPECT_EQ(c[0], 8.0f);
 }
 
 TEST(Gemm, EmptyInnerDimensionLeavesBiasOrAccumulator) {

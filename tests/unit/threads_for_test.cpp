@@ -1,9 +1,14 @@
-// How many threads each process of a run takes, by how many processes share its cores.
+// How many threads each process of a run takes, by how many processes share its cores, and
+// the most it may ask for.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
+#include "backend/threads.h"
 #include "distributed/communicator.h"
+#include "test_util.h"
 
 namespace lmforge {
 namespace {
@@ -23,6 +28,25 @@ TEST(ThreadsFor, SharersAreTheRanksWithTheSameKey) {
     EXPECT_EQ(count_sharing(keys, 1), 1);
     EXPECT_EQ(count_sharing(keys, 2), 2);
     EXPECT_EQ(count_sharing(keys, 3), 1);  // the first half alike, the second not
+}
+
+// A count past kThreadsPerCore per core, or a negative one, is refused by name before OpenMP
+// sees it: libgomp crashed with 100000 threads and spun for minutes with 256 on 2 cores.
+TEST(SetThreads, RefusesCountsPastTheLimitAndNegativeOnes) {
+    const int limit = backend::thread_limit();
+    EXPECT_EQ(limit, backend::kThreadsPerCore * backend::hardware_threads());
+    const int before = backend::max_threads();
+    backend::set_threads(limit, "--threads");
+    EXPECT_EQ(backend::max_threads(), limit);
+    for (const int64_t bad : {int64_t{limit} + 1, int64_t{100000}, int64_t{1} << 40}) {
+        const std::string error = test::input_error_of([&] { backend::set_threads(bad, "train.threads"); });
+        EXPECT_NE(error.find("train.threads: " + std::to_string(bad) + " threads"), std::string::npos) << error;
+        EXPECT_NE(error.find("at most " + std::to_string(limit)), std::string::npos) << error;
+    }
+    const std::string negative = test::input_error_of([&] { backend::set_threads(-1, "--threads"); });
+    EXPECT_NE(negative.find("--threads: -1 threads"), std::string::npos) << negative;
+    EXPECT_EQ(backend::max_threads(), limit);  // refused counts change nothing
+    backend::set_threads(before, "--threads");
 }
 
 }  // namespace

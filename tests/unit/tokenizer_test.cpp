@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -183,6 +184,21 @@ TEST(Bpe, AnyBytesRoundTripAndBadIdsAreRefused) {
     EXPECT_THROW(bpe->decode(bad), InputError);
 }
 
+// The constructor checks the ids it indexes its table with, whoever calls it: n tokens take
+// ids 0 .. n-1, each once.
+TEST(Bpe, RefusesIdsOutsideItsTokens) {
+    std::vector<std::pair<std::string, TokenId>> bytes;
+    for (int b = 0; b < 256; b++) bytes.emplace_back(std::string(1, static_cast<char>(b)), b);
+    const auto with_special = [&](TokenId id) {
+        return BpeTokenizer(bytes, {}, {{"<|x|>", id}}, "ids").vocab_size();
+    };
+    EXPECT_EQ(with_special(256), 257);
+    for (const TokenId bad : {-5, -100000, 257, std::numeric_limits<TokenId>::max(), 3}) {
+        const std::string error = test::input_error_of([&] { with_special(bad); });
+        EXPECT_NE(error.find("ids: token '<|x|>' has id " + std::to_string(bad)), std::string::npos) << error;
+    }
+}
+
 TEST(Bpe, SafeCutsAndBatchesEncodeAsTheWhole) {
     const auto bpe = tiny_bpe();
     std::mt19937 rng(9);
@@ -258,6 +274,70 @@ TEST_F(TokenizerFiles, EndOfTextStaysSpecialBesideAnAddedTokensList) {
                                      write("added_tokens.json", R"({"<|pad|>": 257})"));
     EXPECT_EQ(tok->eot_id(), std::optional<TokenId>(256));
     EXPECT_EQ(tok->encode("a<|endoftext|><|pad|>"), (std::vector<TokenId>{97, 256, 257}));
+}
+
+// Ids a tokenizer file gives that are no ids, or lie outside [0, N) for the N tokens its files
+// name: a negative one indexed the id table before its start (heap corruption), 2^31 - 1 asked
+// for a table of 2^31 entries, 2^40 was truncated. Each is refused naming file, token and value.
+const std::vector<std::string> kBadIds = {"-5", "-100000", "2147483647", "1099511627776", "1.5", "\"7\""};
+
+nlohmann::json byte_vocab() {
+    nlohmann::json vocab = nlohmann::json::object();
+    for (int b = 0; b < 256; b++) vocab[bytes_to_unicode(std::string(1, static_cast<char>(b)))] = b;
+    return vocab;
+}
+
+std::string bad_id_message(const std::string& where, const std::string& token, const std::string& id) {
+    return where + ": token '" + token + "' has no valid id (" + id + ")";
+}
+
+TEST_F(TokenizerFiles, Gpt2FilesRefuseIdsOutsideTheVocabulary) {
+    const std::string bpe = write("vocab.bpe", "#version: 0.2\n");
+    const std::string good_enc = write("good.json", byte_vocab().dump());
+    for (const std::string& bad : kBadIds) {
+        for (const std::string token : {"<|foo|>", "ab"}) {  // a special token and an ordinary one
+            nlohmann::json vocab = byte_vocab();
+            vocab[token] = nlohmann::json::parse(bad);
+            const std::string enc = write("encoder.json", vocab.dump());
+            EXPECT_NE(test::input_error_of([&] { load_gpt2_files(enc, bpe); }).find(bad_id_message(enc, token, bad)),
+                      std::string::npos)
+                << token << ": " << bad;
+        }
+        const std::string added = write("added_tokens.json", R"({"[X]": )" + bad + "}");
+        EXPECT_NE(test::input_error_of([&] { load_gpt2_files(good_enc, bpe, added); })
+                      .find(bad_id_message(added, "[X]", bad)),
+                  std::string::npos)
+            << bad;
+    }
+    // 256 entries and one added token: ids 0 .. 256; 257 would leave a hole.
+    EXPECT_EQ(load_gpt2_files(good_enc, bpe, write("added_tokens.json", R"({"[X]": 256})"))->vocab_size(), 257);
+    const std::string hole = write("added_tokens.json", R"({"[X]": 257})");
+    EXPECT_NE(test::input_error_of([&] { load_gpt2_files(good_enc, bpe, hole); })
+                  .find(bad_id_message(hole, "[X]", "257")),
+              std::string::npos);
+}
+
+TEST_F(TokenizerFiles, TokenizerJsonRefusesIdsOutsideTheVocabulary) {
+    const auto hf_json = [&](const nlohmann::json& vocab, const std::string& added) {
+        return write("tokenizer.json", R"({"model": {"type": "BPE", "vocab": )" + vocab.dump() +
+                                           R"(, "merges": []}, "pre_tokenizer": {"type": "ByteLevel"}, )" +
+                                           R"("added_tokens": [)" + added + "]}");
+    };
+    for (const std::string& bad : kBadIds) {
+        nlohmann::json vocab = byte_vocab();
+        vocab["<|foo|>"] = nlohmann::json::parse(bad);
+        const std::string in_vocab = hf_json(vocab, "");
+        EXPECT_NE(test::input_error_of([&] { load_tokenizer_json(in_vocab); })
+                      .find(bad_id_message(in_vocab + ": model.vocab", "<|foo|>", bad)),
+                  std::string::npos)
+            << bad;
+        const std::string added = hf_json(byte_vocab(), R"({"id": )" + bad + R"(, "content": "[X]"})");
+        EXPECT_NE(test::input_error_of([&] { load_tokenizer_json(added); })
+                      .find(bad_id_message(added + ": added_tokens", "[X]", bad)),
+                  std::string::npos)
+            << bad;
+    }
+    EXPECT_EQ(load_tokenizer_json(hf_json(byte_vocab(), R"({"id": 256, "content": "[X]"})"))->vocab_size(), 257);
 }
 
 TEST_F(TokenizerFiles, CharTokenizerBuildsSavesAndRefusesUnknownCharacters) {

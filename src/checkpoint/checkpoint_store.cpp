@@ -75,6 +75,13 @@ std::optional<std::string> CheckpointStore::latest() const {
     std::ifstream in(run_dir_ + "/latest");
     std::string name;
     if (!(in >> name)) return std::nullopt;
+    // Only a checkpoint of this run: "step_" and digits, nothing that reaches elsewhere.
+    const bool named = name.size() > 5 && name.rfind("step_", 0) == 0 &&
+                       name.find_first_not_of("0123456789", 5) == std::string::npos;
+    if (!named) {
+        throw InputError(fmt::format("{}/latest names \"{}\", not a checkpoint of this run (step_N)", run_dir_, name),
+                         "write the name of a directory under checkpoints/ into it, or remove it to start over");
+    }
     const std::string path = dir_ + "/" + name;
     if (!fs::is_directory(path)) {
         throw InputError(fmt::format("{}/latest names {}, which does not exist", run_dir_, name),
@@ -84,18 +91,8 @@ std::optional<std::string> CheckpointStore::latest() const {
 }
 
 void CheckpointStore::remove_stale_temporaries() const {
-    for (const fs::path& d : {fs::path(run_dir_), fs::path(dir_)}) {
-        std::error_code ec;
-        if (!fs::is_directory(d, ec)) continue;
-        for (const auto& e : fs::directory_iterator(d)) {
-            const std::string n = e.path().filename().string();
-            const bool aside = n[0] == '.' && (n.find(".tmp-") != std::string::npos || n.find(".old-") != std::string::npos);
-            const bool partial_file = n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0;  // write_file_atomic's
-            if (aside || partial_file) {
-                fs::remove_all(e.path());
-            }
-        }
-    }
+    remove_dead_temporaries(run_dir_);
+    remove_dead_temporaries(dir_);
 }
 
 }  // namespace lmforge

@@ -29,10 +29,11 @@ public:
     // Publishes `final/` as hard links to the files of `checkpoint` (no copy).
     void publish_final(const std::string& checkpoint) const;
 
-    // The directory `latest` names, if any.
+    // The directory `latest` names, if any: InputError unless it names a step_N directory of
+    // this run's checkpoints/.
     std::optional<std::string> latest() const;
 
-    // Removes what a killed save left behind (temporary directories).
+    // Removes what killed saves of this host left behind (core/file_io.h's temporaries).
     void remove_stale_temporaries() const;
 
 private:

@@ -65,7 +65,7 @@ void add_export_command(CLI::App& app) {
     cmd->add_option("--hf", f->hf, "Directory to write (config.json, model.safetensors)")->required();
     cmd->add_flag("--overwrite", f->overwrite, "Replace the --hf directory if it exists");
     cmd->callback([f] {
-        check_output_directory("--hf", f->hf, {f->checkpoint}, f->overwrite);
+        check_output("--hf", f->hf, {f->checkpoint}, f->overwrite);
         const std::string weights = f->checkpoint + "/model.safetensors";
         if (read_model_arch(weights) == "bert") {
             auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only

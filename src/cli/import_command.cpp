@@ -57,7 +57,7 @@ void add_import_command(CLI::App& app) {
     cmd->add_option("--output", f->output, "Checkpoint directory to write")->required();
     cmd->add_flag("--overwrite", f->overwrite, "Replace the output directory if it exists");
     cmd->callback([f] {
-        check_output_directory("--output", f->output, {f->hf}, f->overwrite);
+        check_output("--output", f->output, {f->hf}, f->overwrite);
         if (is_hf_bert_dir(f->hf)) {
             const BertConfig cfg = read_hf_bert_config(f->hf);
             auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
@@ -78,6 +78,12 @@ void add_import_command(CLI::App& app) {
         Gpt2 model(cfg, *gemm);
         load_hf_gpt2_weights(model, f->hf);
         const auto tokenizer = hf_tokenizer(f->hf);
+        // Ids past the model's vocabulary would fail at the first text that holds them.
+        if (tokenizer && tokenizer->vocab_size() > cfg.vocab_size) {
+            throw InputError(fmt::format("{}: its tokenizer has {} tokens, the model's vocabulary {}", f->hf,
+                                         tokenizer->vocab_size(), cfg.vocab_size),
+                             "the directory's tokenizer files belong to another model");
+        }
         publish_directory(f->output, [&](const std::string& tmp) {
             save_model_weights(model, tmp + "/model.safetensors");
             if (tokenizer) tokenizer->save(tmp + "/tokenizer");

@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/file_io.h"
 #include "checkpoint/checkpoint.h"
 #include "model/bert.h"
 #include "model/gpt2.h"
@@ -89,15 +90,18 @@ Logits run_model(const std::string& weights, const std::string& ids_text) {
 void add_logits_command(CLI::App& app) {
     struct Flags {
         std::string checkpoint, ids, output;
+        bool overwrite = false;
     };
     auto f = std::make_shared<Flags>();
     CLI::App* cmd = app.add_subcommand("logits", "Logits of a checkpoint for a sequence of token ids");
     cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint directory (model.safetensors)")->required();
     cmd->add_option("--ids", f->ids, "Token ids, space-separated")->required();
     cmd->add_option("--output", f->output, "Write the (T, V) logits here (safetensors, tensor \"logits\")");
+    cmd->add_flag("--overwrite", f->overwrite, "Replace an existing --output");
     cmd->callback([f] {
         // Checked before the model runs: a path the logits cannot be written to is the user's to fix.
         if (!f->output.empty()) {
+            check_output("--output", f->output, {f->checkpoint}, f->overwrite);
             const std::filesystem::path parent = std::filesystem::absolute(f->output).parent_path();
             if (!std::filesystem::is_directory(parent)) {
                 throw InputError(fmt::format("--output {}: no directory {}", f->output, parent.string()),

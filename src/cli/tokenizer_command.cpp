@@ -38,7 +38,7 @@ void add_tokenizer_command(CLI::App& app) {
     train->add_flag("--overwrite", f->overwrite, "Replace the output directory if it exists");
     train->callback([f] {
         backend::set_threads(f->threads.value_or(backend::hardware_threads()), "--threads");
-        check_output_directory("--output", f->output, f->inputs, f->overwrite);
+        check_output("--output", f->output, f->inputs, f->overwrite);
         const DocumentSet set = read_documents(f->inputs, f->jsonl_field);
         BpeTrainReport report;
         const auto bpe = train_bpe(set.docs, f->vocab_size, &report);

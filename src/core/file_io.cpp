@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <utility>
 
 #include "core/error.h"
@@ -81,7 +82,8 @@ MappedFile::~MappedFile() {
 
 void write_file_atomic(const std::string& path,
                        std::span<const std::span<const std::byte>> parts) {
-    const std::string tmp = path + ".tmp";
+    const std::filesystem::path target(path);
+    const std::string tmp = (target.parent_path() / temporary_name(target.filename().string())).string();
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         throw Error(fmt::format("{}: cannot create: {}", tmp, errno_text()),
@@ -126,13 +128,17 @@ bool path_within(const std::string& path, const std::string& dir) {
     return true;
 }
 
-void check_output_directory(const std::string& flag, const std::string& output,
-                            const std::vector<std::string>& inputs, bool overwrite) {
+void check_output(const std::string& flag, const std::string& output, const std::vector<std::string>& inputs,
+                  bool overwrite) {
     namespace fs = std::filesystem;
     for (const std::string& input : inputs) {
         if (path_within(input, output)) {
             throw InputError(fmt::format("{} {} holds the input {}: it would be replaced", flag, output, input),
                              fmt::format("choose another {}", flag));
+        }
+        if (fs::is_directory(input) && path_within(output, input)) {
+            throw InputError(fmt::format("{} {} lies inside the input {}", flag, output, input),
+                             fmt::format("choose another {}, outside the inputs", flag));
         }
     }
     if (path_within(fs::current_path().string(), output)) {
@@ -147,34 +153,88 @@ void check_output_directory(const std::string& flag, const std::string& output,
 
 namespace {
 
+constexpr const char* kTemporary = ".lmforge-tmp.";
+constexpr const char* kSwappedOut = ".lmforge-old.";
+constexpr const char* kTemporaryMarker = ".lmforge-temporary";  // in a temporary directory: "HOST PID"
+
 std::string host_name() {
     char host[256] = {};
     return ::gethostname(host, sizeof(host) - 1) == 0 ? std::string(host) : std::string("host");
 }
 
-// The siblings of `out` that publish_directory names for a process of this host: ".NAME.tmp-
-// HOST-PID" while it writes, ".NAME.old-HOST-PID" while it swaps. Those of processes that are
-// gone (killed during a prepare or a data get) are removed; another host's, or a running
-// process's, are left alone.
-void remove_dead_siblings(const std::filesystem::path& out, const std::string& name, const std::string& host) {
+// The pid at the end of a temporary's name made on this host ("....HOST.PID"), or 0.
+long temporary_pid(const std::string& n, const std::string& host) {
+    if (n.rfind(kTemporary, 0) != 0 && n.rfind(kSwappedOut, 0) != 0) return 0;
+    const size_t dot = n.rfind('.');
+    const std::string owner = "." + host + ".";
+    if (dot == std::string::npos || dot < owner.size() || n.compare(dot + 1 - owner.size(), owner.size(), owner) != 0) {
+        return 0;  // another host's (or not one of ours): left alone
+    }
+    char* end = nullptr;
+    const long pid = std::strtol(n.c_str() + dot + 1, &end, 10);
+    return end != n.c_str() + dot + 1 && *end == '\0' ? pid : 0;
+}
+
+bool process_is_gone(long pid) { return pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+
+// A directory temporary holds the marker that names its writer; a file temporary is its name.
+bool marked_as(const std::filesystem::path& p, const std::string& host, long pid) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(p, ec)) return true;
+    std::ifstream in(p / kTemporaryMarker);
+    std::string h;
+    long n = 0;
+    return static_cast<bool>(in >> h >> n) && h == host && n == pid;
+}
+
+}  // namespace
+
+std::string temporary_name(const std::string& name) {
+    return fmt::format("{}{}.{}.{}", kTemporary, name, host_name(), ::getpid());
+}
+
+void remove_dead_temporaries(const std::string& dir) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-    for (const auto& e : fs::directory_iterator(parent, ec)) {
-        const std::string n = e.path().filename().string();
-        for (const char* kind : {".tmp-", ".old-"}) {
-            const std::string prefix = "." + name + kind + host + "-";
-            if (n.rfind(prefix, 0) != 0) continue;
-            // The whole rest must be the pid: host "node" is a prefix of "node-7"'s names too.
-            const char* digits = n.c_str() + prefix.size();
-            char* end = nullptr;
-            const long pid = std::strtol(digits, &end, 10);
-            if (end == digits || *end != '\0') continue;
-            if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-                fs::remove_all(e.path(), ec);
-            }
-        }
+    const std::string host = host_name();
+    for (const auto& e : fs::directory_iterator(dir.empty() ? "." : dir, ec)) {
+        const long pid = temporary_pid(e.path().filename().string(), host);
+        if (process_is_gone(pid) && marked_as(e.path(), host, pid)) fs::remove_all(e.path(), ec);
     }
+}
+
+namespace {
+
+// Marks dir as this process's temporary: if the process is killed before dir is gone, the next
+// writer there recognises it.
+void mark_temporary(const std::filesystem::path& dir) {
+    write_text_atomic((dir / kTemporaryMarker).string(), fmt::format("{} {}\n", host_name(), ::getpid()));
+}
+
+// Puts the finished directory tmp in the place of out. An old out is marked, then swapped out
+// in one step (or, where the file system cannot swap, moved aside first), then removed.
+void swap_into_place(const std::filesystem::path& tmp, const std::filesystem::path& out) {
+    namespace fs = std::filesystem;
+    if (!fs::exists(out)) {
+        fs::rename(tmp, out);
+        return;
+    }
+    mark_temporary(out);
+    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, out.c_str(), RENAME_EXCHANGE) == 0) {
+        std::error_code ignored;  // the new directory is in place: a leftover is no failure
+        fs::remove_all(tmp, ignored);
+        return;
+    }
+    if (errno != EINVAL && errno != ENOSYS) {
+        const std::error_code error(errno, std::generic_category());
+        fs::remove(out / kTemporaryMarker);
+        throw fs::filesystem_error("rename", tmp, out, error);
+    }
+    const fs::path old = out.parent_path() / fmt::format("{}{}.{}.{}", kSwappedOut, out.filename().string(),
+                                                         host_name(), ::getpid());
+    fs::rename(out, old);
+    fs::rename(tmp, out);
+    fs::remove_all(old);
 }
 
 }  // namespace
@@ -182,27 +242,15 @@ void remove_dead_siblings(const std::filesystem::path& out, const std::string& n
 void publish_directory(const std::string& dir, const std::function<void(const std::string& tmp)>& write) {
     namespace fs = std::filesystem;
     const fs::path out = directory_named(dir);
-    const std::string name = out.filename().string(), host = host_name();
-    remove_dead_siblings(out, name, host);
-    const fs::path tmp = out.parent_path() / fmt::format(".{}.tmp-{}-{}", name, host, ::getpid());
+    remove_dead_temporaries(out.parent_path().string());
+    const fs::path tmp = out.parent_path() / temporary_name(out.filename().string());
     try {
         fs::remove_all(tmp);
         fs::create_directories(tmp);
+        mark_temporary(tmp);
         write(tmp.string());
-        if (!fs::exists(out)) {
-            fs::rename(tmp, out);
-        } else if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, out.c_str(), RENAME_EXCHANGE) == 0) {
-            std::error_code ignored;  // the new directory is in place: a leftover is no failure
-            fs::remove_all(tmp, ignored);  // the old directory, swapped out in one step
-        } else if (errno == EINVAL || errno == ENOSYS) {
-            // A file system that cannot swap: move the old one aside, then the new one in.
-            const fs::path old = out.parent_path() / fmt::format(".{}.old-{}-{}", name, host, ::getpid());
-            fs::rename(out, old);
-            fs::rename(tmp, out);
-            fs::remove_all(old);
-        } else {
-            throw fs::filesystem_error("rename", tmp, out, std::error_code(errno, std::generic_category()));
-        }
+        fs::remove(tmp / kTemporaryMarker);
+        swap_into_place(tmp, out);
         sync_parent(out.string());
     } catch (const fs::filesystem_error& e) {
         fs::remove_all(tmp);

@@ -40,15 +40,9 @@ void check_options(const PrepareOptions& o) {
     if (o.shard_tokens <= 0 || o.shard_tokens > INT32_MAX) {
         throw InputError(fmt::format("--shard-tokens {} must lie in 1..{}", o.shard_tokens, INT32_MAX));
     }
-    check_output_directory("--output", o.output, o.inputs, o.overwrite);
-    for (const std::string& input : o.inputs) {
-        if (fs::is_directory(input) && path_within(o.output, input)) {
-            throw InputError(fmt::format("--output {} lies inside the input {}: its shards would be read as text the "
-                                         "next time",
-                                         o.output, input),
-                             "choose an --output outside the input directories");
-        }
-    }
+    // An output inside an input directory is refused there: its shards would be read as text
+    // the next time.
+    check_output("--output", o.output, o.inputs, o.overwrite);
 }
 
 // Writes tokens as shards <split>_000000.bin, ... into dir; returns their names.

@@ -8,6 +8,7 @@
 
 #include "backend/threads.h"
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/log.h"
 #include "core/sysinfo.h"
 
@@ -20,7 +21,7 @@ namespace {
 void check_writable(const std::string& dir) {
     std::error_code ec;
     fs::create_directories(dir, ec);
-    const std::string probe = dir + "/.write-test";
+    const std::string probe = dir + "/" + temporary_name("write-test");
     std::ofstream out(probe);
     if (ec || !out || !(out << "ok")) {
         throw InputError(fmt::format("{}: the run directory is not writable", dir),
@@ -28,6 +29,26 @@ void check_writable(const std::string& dir) {
     }
     out.close();
     fs::remove(probe);
+}
+
+constexpr const char* kRunMarker = ".lmforge-run";
+
+// Makes dir this run's, or refuses it: lmforge cleans up and replaces files in its run
+// directories, so a directory of the user's must never become one. A new or empty directory
+// gets the marker; one with it is a run directory already; one an lmforge from before the
+// marker trained in (config.toml beside metrics.jsonl or checkpoints/) gets it too.
+void claim_run_dir(const std::string& dir) {
+    if (fs::exists(dir + "/" + kRunMarker)) return;
+    std::error_code ec;
+    const auto entries = std::distance(fs::directory_iterator(dir, ec), fs::directory_iterator());
+    const bool older_run = fs::exists(dir + "/config.toml") &&
+                           (fs::exists(dir + "/metrics.jsonl") || fs::is_directory(dir + "/checkpoints"));
+    if (entries > 0 && !older_run) {
+        throw InputError(fmt::format("run.dir {}: not a run directory of lmforge's (it holds {} entries and no {})", dir,
+                                     entries, kRunMarker),
+                         "choose a new or empty run.dir: lmforge cleans up and replaces files in its run directories");
+    }
+    write_text_atomic(dir + "/" + kRunMarker, "an lmforge run directory: lmforge train may write here\n");
 }
 
 }  // namespace
@@ -48,6 +69,7 @@ void RunContext::take_run_dir() {
     // hosts, it lives on a shared file system).
     on_lead_agreed(*comm_, [&] {
         check_writable(run_dir_);
+        claim_run_dir(run_dir_);
         lock_.emplace(run_dir_);
         store_.remove_stale_temporaries();  // another run's would still be in use: hence the lock
     });

@@ -118,7 +118,7 @@ TEST_F(BertTrain, BadConfigurationsFailWithOneLine) {
         EXPECT_NE(o.err.find(needle), std::string::npos) << o.err;
         EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
     };
-    const std::string data = "[data]\ndir = \"" + path("mlm_data") + "\"\n";
+    const std::string data = "[data]\ndir = \"" + path("mlm_data") + "\"\n[run]\ndir = \"" + path("bad_run") + "\"\n";
     // Masked-LM pretraining is for an encoder.
     expect_one_line("[model]\npreset = \"gpt2-nano\"\n" + data + "[train]\ntask = \"mlm\"\n", "needs a BERT model");
     // Query, key and value run as one GEMM: the width must keep them contiguous.

@@ -31,7 +31,7 @@ protected:
         EXPECT_NE(o.err.find(want), std::string::npos) << args << "\n" << o.err;
         EXPECT_FALSE(fs::exists(path("out"))) << "half-written output after: " << args;
         for (const auto& e : fs::directory_iterator(dir_)) {
-            EXPECT_EQ(e.path().filename().string().find(".out.tmp"), std::string::npos) << "left behind: " << e.path();
+            EXPECT_EQ(e.path().filename().string().find(".lmforge-tmp."), std::string::npos) << "left behind: " << e.path();
         }
     }
 };

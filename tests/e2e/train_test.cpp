@@ -160,7 +160,7 @@ TEST_F(TrainRun, AKillInTheMiddleOfASaveLeavesThePreviousCheckpointLoadable) {
     EXPECT_EQ(test::slurp(path("runs/midsave/latest")), "step_000010\n");
     bool partial = false;  // the half-written save is there, aside, never under its final name
     for (const auto& e : fs::directory_iterator(path("runs/midsave/checkpoints"))) {
-        partial |= e.path().filename().string().find(".step_000020.tmp-") == 0;
+        partial |= e.path().filename().string().find(".lmforge-tmp.step_000020.") == 0;
     }
     EXPECT_TRUE(partial);
     EXPECT_FALSE(fs::exists(path("runs/midsave/checkpoints/step_000020")));
@@ -168,7 +168,7 @@ TEST_F(TrainRun, AKillInTheMiddleOfASaveLeavesThePreviousCheckpointLoadable) {
     ASSERT_EQ(resumed.status, 0) << resumed.err;
     EXPECT_NE(resumed.err.find("resuming from " + path("runs/midsave/checkpoints/step_000010")), std::string::npos);
     for (const auto& e : fs::directory_iterator(path("runs/midsave/checkpoints"))) {
-        EXPECT_EQ(e.path().filename().string().find(".step_"), std::string::npos) << "left behind: " << e.path();
+        EXPECT_EQ(e.path().filename().string().find(".lmforge-tmp."), std::string::npos) << "left behind: " << e.path();
     }
 }
 

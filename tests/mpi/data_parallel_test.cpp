@@ -263,7 +263,7 @@ TEST_F(DataParallelRun, ABusyRunDirectoryEndsEveryRankWithRankZerosError) {
 // rank 0's MPI_Finalize waited for rank 1 and rank 1 for rank 0, and the message never showed.
 TEST_F(DataParallelRun, AnErrorOnOneRankEndsTheRunWithItsMessage) {
     const std::string cfg = config("blocked", 4, 256, 10, 0, true, 2);
-    fs::create_directories(path("runs/blocked"));
+    write("runs/blocked/.lmforge-run", "an lmforge run directory\n");
     write("runs/blocked/checkpoints", "not a directory");
     const auto two = test::run_lmforge("train " + cfg, "timeout 120 env " + kMpirun + "2 ");
     EXPECT_EQ(two.status, 1) << two.err;  // not timeout's 124

@@ -60,27 +60,55 @@ TEST_F(FileIo, AFailedWriteLeavesTheOldDirectoryAndNoTemporary) {
     EXPECT_EQ(names(dir_.string()), (std::vector<std::string>{"out"}));
 }
 
-// What a killed process of this host left beside the output is removed by the next publish;
-// a running process's, or another host's (also one whose name begins with ours), stays.
-TEST_F(FileIo, TemporariesOfDeadProcessesAreRemovedOthersKept) {
-    char host[256] = {};
-    ASSERT_EQ(::gethostname(host, sizeof(host) - 1), 0);
+// A pid that names no process: a child's, once reaped.
+pid_t dead_pid() {
     const pid_t dead = ::fork();
     if (dead == 0) ::_exit(0);
-    ASSERT_GT(dead, 0);
     int status = 0;
-    ::waitpid(dead, &status, 0);  // reaped: its pid names no process now
-    const std::string mine = std::string(".out.tmp-") + host + "-";
-    write("." + mine.substr(1) + std::to_string(dead) + "/part.bin", "half");
-    write("." + mine.substr(1) + "1/part.bin", "init is running");  // pid 1 lives
-    write(".out.tmp-otherhost-" + std::to_string(dead) + "/part.bin", "another host's");
-    // Host "<ours>-<dead>" writing as its pid 1: our prefix, then the dead pid, then more.
-    const std::string longer = mine + std::to_string(dead) + "-1";
-    write(longer + "/part.bin", "a host whose name extends ours");
+    ::waitpid(dead, &status, 0);
+    return dead;
+}
+
+std::string this_host() {
+    char host[256] = {};
+    ::gethostname(host, sizeof(host) - 1);
+    return host;
+}
+
+// What a killed process of this host left is removed by the next write there, and nothing
+// else: not a running process's, not another host's (nor one whose name extends ours), not a
+// temporary directory without its marker, and never a user's file, whatever it is called.
+TEST_F(FileIo, OnlyTemporariesOfDeadProcessesOfThisHostAreRemoved) {
+    const std::string host = this_host(), dead = std::to_string(dead_pid());
+    const std::string ours = ".lmforge-tmp.x." + host + "." + dead;
+    write(ours + "/.lmforge-temporary", host + " " + dead + "\n");
+    write(".lmforge-old.x." + host + "." + dead + "/.lmforge-temporary", host + " " + dead + "\n");
+    write(".lmforge-tmp.notes.txt." + host + "." + dead, "a killed atomic write");
+    const std::vector<std::string> kept = {
+        ".backup.old-2024/a.txt",
+        ".lmforge-tmp.running." + host + ".1/.lmforge-temporary",   // pid 1 lives
+        ".lmforge-tmp.y.otherhost." + dead + "/.lmforge-temporary",  // another host's
+        ".lmforge-tmp.z." + host + "." + dead + "-1/a",               // its name does not end in a pid
+        ".lmforge-tmp.nomarker." + host + "." + dead + "/a.txt",      // ours by name, but unmarked
+        "checkpoints/notes.tmp", "thesis.tmp", ".out.tmp-" + host + "-" + dead + "/a.txt"};
+    for (const std::string& f : kept) write(f, "the user's, or not ours to remove");
     publish_directory(path("out"), [](const std::string& tmp) { write_text_atomic(tmp + "/a.txt", "new"); });
-    std::vector<std::string> kept = {mine + "1", ".out.tmp-otherhost-" + std::to_string(dead), longer, "out"};
-    std::sort(kept.begin(), kept.end());
-    EXPECT_EQ(names(dir_.string()), kept);
+    std::vector<std::string> want = {"out", "checkpoints", "thesis.tmp"};
+    for (const std::string& f : kept) {
+        const std::string top = f.substr(0, f.find('/'));
+        if (std::find(want.begin(), want.end(), top) == want.end()) want.push_back(top);
+    }
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(names(dir_.string()), want);
+    EXPECT_EQ(names(path("out")), (std::vector<std::string>{"a.txt"}));  // the marker is not published
+}
+
+// An atomic write's temporary bears lmforge's name, not the target's plus ".tmp".
+TEST_F(FileIo, AtomicWritesNeverTouchAFileNamedLikeTheTargetPlusTmp) {
+    write("notes.txt.tmp", "the user's");
+    write_text_atomic(path("notes.txt"), "ours");
+    EXPECT_EQ(test::slurp(path("notes.txt.tmp")), "the user's");
+    EXPECT_EQ(test::slurp(path("notes.txt")), "ours");
 }
 
 TEST_F(FileIo, PathWithinResolvesDotsSlashesAndLinks) {

@@ -100,6 +100,22 @@ void read_moment(const SafetensorsReader& file, const ParamSpec& s, const std::s
     if (b16 != nullptr) std::fill(b16 + padding_from, b16 + (hi - lo), bf16{0});
 }
 
+// Adam's moments of tensor s, the layout's elements [lo, hi) (the spans start at element
+// `first`), as AdamW leaves them: m finite, v finite and not negative (a negative v makes the
+// update's square root NaN). An InputError names the file, tensor and value otherwise.
+void check_moments(const MomentSpans& mv, const ParamSpec& s, int64_t first, int64_t lo, int64_t hi,
+                   const std::string& path) {
+    const bool wide = mv.precision == MomentPrecision::F32;
+    for (int64_t i = lo - first; i < hi - first; i++) {
+        const float m = wide ? mv.m[i] : from_bf16(mv.m_bf16[i]), v = wide ? mv.v[i] : from_bf16(mv.v_bf16[i]);
+        if (std::isfinite(m) && std::isfinite(v) && v >= 0) continue;
+        const bool bad_m = !std::isfinite(m);
+        throw InputError(fmt::format("{}: moment {}/{} holds {} at element {}, which AdamW never leaves there", path,
+                                     bad_m ? "m" : "v", s.name, bad_m ? m : v, i + first - s.offset),
+                         "the checkpoint is damaged: resume from another one");
+    }
+}
+
 // Every tensor of the layout.
 void read_tensors(const SafetensorsReader& file, const ParamLayout& layout, const std::string& prefix, float* dst) {
     for (const ParamSpec& s : layout.specs()) read_tensor(file, s, prefix, dst);
@@ -300,6 +316,7 @@ void load_checkpoint(const std::string& dir, Model& model, OptimizerMoments& mom
         const bool wide = mv.precision == MomentPrecision::F32;
         read_moment(opt, s, "m/", lo, hi, wide ? mv.m.data() + at : nullptr, wide ? nullptr : mv.m_bf16.data() + at);
         read_moment(opt, s, "v/", lo, hi, wide ? mv.v.data() + at : nullptr, wide ? nullptr : mv.v_bf16.data() + at);
+        check_moments(mv, s, first, lo, hi, opt.path());
     }
     moments.steps = read_state(dir + "/state.json", state);
 }

@@ -30,11 +30,12 @@ void shuffle(std::vector<T>& v, uint64_t seed) {
     for (size_t i = v.size(); i > 1; i--) std::swap(v[i - 1], v[rng.below(i)]);
 }
 
-// Whether a file's name puts it in the split: it begins with the split's name (train_000000.bin,
-// train.bin) or holds it between underscores (llm.c's fineweb_train_000001.bin,
-// tiny_shakespeare_val.bin).
+// Whether a file's name puts it in the split: its name is the split's, whole (train.bin), or
+// begins with it and an underscore (train_000000.bin), or holds it between underscores (llm.c's
+// fineweb_train_000001.bin, tiny_shakespeare_val.bin). A mere prefix is not a split's name:
+// "t" is not "train".
 bool named_for_split(const std::string& stem, const std::string& split) {
-    if (stem.rfind(split, 0) == 0) return true;
+    if (stem == split || stem.rfind(split + "_", 0) == 0) return true;
     for (size_t at = stem.find("_" + split); at != std::string::npos; at = stem.find("_" + split, at + 1)) {
         const size_t end = at + 1 + split.size();
         if (end == stem.size() || stem[end] == '_') return true;
@@ -45,6 +46,9 @@ bool named_for_split(const std::string& stem, const std::string& split) {
 }  // namespace
 
 std::vector<std::string> find_shards(const std::string& dir, const std::string& split) {
+    if (split.empty() || split.find_first_of("/_.") != std::string::npos) {
+        throw InputError(fmt::format("\"{}\" is not a split's name", split), "name one: train, val, test");
+    }
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
         throw InputError(fmt::format("{}: no such data directory", dir), "run lmforge prepare first, or fix data.dir");
@@ -57,8 +61,8 @@ std::vector<std::string> find_shards(const std::string& dir, const std::string& 
         }
     }
     if (paths.empty()) {
-        throw InputError(fmt::format("{}: no {} shards ({}_*.bin, {}*.bin, *_{}_*.bin or {}*.npy)", dir, split, split,
-                                     split, split, split),
+        throw InputError(fmt::format("{}: no {} shards ({}.bin, {}_*.bin, *_{}_*.bin, *_{}.bin or .npy)", dir, split,
+                                     split, split, split, split),
                          "run lmforge prepare to make them");
     }
     std::sort(paths.begin(), paths.end());
@@ -159,6 +163,11 @@ void DataLoader::restore(const DataLoaderState& s) {
         throw InputError(fmt::format("the saved data position ({} windows per epoch, seed {}) does not fit this data "
                                      "({} windows, seed {})", s.windows, s.seed, windows_, opts_.seed),
                          "resume with the same data directory, sequence length and seed");
+    }
+    if (s.epoch < 0 || s.cursor < 0 || s.cursor > windows_) {
+        throw InputError(fmt::format("the saved data position (epoch {}, window {}) is not one of this data's {} windows",
+                                     s.epoch, s.cursor, windows_),
+                         "the checkpoint's state is damaged: resume from another checkpoint");
     }
     epoch_ = s.epoch;
     cursor_ = s.cursor;

@@ -48,6 +48,8 @@ size_t parse_npy(const std::string& path, std::span<const std::byte> bytes, int6
         header.find(')', p) != header.find_first_not_of(", ", p)) {
         throw bad(path, "the .npy array is not one-dimensional");
     }
+    // More than 18 digits cannot be a count this file holds (and would not fit an int64).
+    if (p - digits > 18) throw bad(path, fmt::format("the .npy shape {} is larger than any file", header.substr(digits, p - digits)));
     count = std::stoll(header.substr(digits, p - digits));
     return at + header_len;
 }

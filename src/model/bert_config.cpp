@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "model/config_checks.h"
 
 namespace lmforge {
 
@@ -22,12 +23,6 @@ const std::vector<std::pair<std::string, BertConfig>>& presets() {
     return table;
 }
 
-void require_positive(const char* field, int64_t value) {
-    if (value <= 0) {
-        throw InputError(fmt::format("{} = {} must be a positive integer", field, value),
-                         fmt::format("set {} to 1 or more", field));
-    }
-}
 
 }  // namespace
 
@@ -58,6 +53,10 @@ void BertConfig::validate() const {
     if (vocab_size > (int64_t{1} << 31) - 64) {
         throw InputError(fmt::format("vocab_size = {} does not fit 32-bit token ids", vocab_size));
     }
+    const double H = static_cast<double>(hidden), I = static_cast<double>(intermediate);
+    require_parameters_within_bounds(
+        (static_cast<double>(vocab_size) + static_cast<double>(max_position) + static_cast<double>(type_vocab_size)) * H +
+                                     static_cast<double>(n_layer) * (4 * H * H + 2 * H * I + 9 * H + I));
 }
 
 std::string BertConfig::to_json() const {

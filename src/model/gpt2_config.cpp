@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "model/config_checks.h"
 
 namespace lmforge {
 
@@ -26,12 +27,6 @@ const std::vector<std::pair<std::string, Gpt2Config>>& presets() {
     return table;
 }
 
-void require_positive(const char* field, int64_t value) {
-    if (value <= 0) {
-        throw InputError(fmt::format("{} = {} must be a positive integer", field, value),
-                         fmt::format("set {} to 1 or more", field));
-    }
-}
 
 }  // namespace
 
@@ -52,6 +47,9 @@ void Gpt2Config::validate() const {
     if (vocab_size > (int64_t{1} << 31) - 64) {
         throw InputError(fmt::format("vocab_size = {} does not fit 32-bit token ids", vocab_size));
     }
+    const double C = static_cast<double>(n_embd);
+    require_parameters_within_bounds((static_cast<double>(vocab_size) + static_cast<double>(block_size)) * C +
+                                     static_cast<double>(n_layer) * (12 * C * C + 13 * C));
 }
 
 std::string Gpt2Config::to_json() const {

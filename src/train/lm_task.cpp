@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "core/rng.h"
 #include "data/dataloader.h"
+#include "io/json_fields.h"
 #include "model/gpt2.h"
 #include "model/gpt2_decoder.h"
 #include "train/benchmark.h"
@@ -76,8 +77,10 @@ public:
                 {"sample_rng", sample_rng_.state()}};
     }
     void restore(const nlohmann::json& state) override {
+        const std::string where = "state.json's data.loader";
         const nlohmann::json& l = state.at("loader");
-        train_->restore({l.at("epoch"), l.at("cursor"), l.at("windows"), l.at("seed")});
+        train_->restore({json_int(l, "epoch", 0, kMaxCount, where), json_int(l, "cursor", 0, kMaxCount, where),
+                         json_int(l, "windows", 0, kMaxCount, where), l.at("seed").get<uint64_t>()});
         sample_rng_.set_state(state.at("sample_rng").get<Rng::State>());
     }
     std::vector<std::string> data_files() const override {

@@ -210,7 +210,12 @@ void Trainer::start_weights() {
         OptimizerMoments moments = dp_->moments_for_load();
         load_checkpoint(*latest_, *model_, moments, state_);
         dp_->adopt_loaded(moments);
-        task_->restore(state_.data);
+        try {
+            task_->restore(state_.data);
+        } catch (const nlohmann::json::exception& e) {
+            throw InputError(fmt::format("{}/state.json: the data position is damaged: {}", *latest_, e.what()),
+                             "resume from another checkpoint");
+        }
     } else {
         model_->init_weights(static_cast<uint64_t>(cfg_.train.seed));
         if (!cfg_.model.init_from.empty()) load_init_from(*model_, cfg_.model.init_from);

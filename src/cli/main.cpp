@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/signal_thread.h"
+#include "core/version.h"
 
 namespace {
 
@@ -25,7 +26,7 @@ int fail(int status, const std::string& message) {
 int main(int argc, char** argv) {
     lmforge::take_signals_on_own_thread();  // before any thread starts: they inherit its mask
     CLI::App app{"lmforge: train GPT-2-class language models on CPUs, in C++"};
-    app.set_version_flag("--version", "lmforge 0.1.0");
+    app.set_version_flag("--version", lmforge::version_line());
     app.require_subcommand(1);
     lmforge::cli::add_bench_command(app);
     lmforge::cli::add_data_command(app);

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/timer.h"
+#include "core/version.h"
 #include "data/data_home.h"
 #include "data/fingerprint.h"
 #include "data/tokenizer_spec.h"
@@ -255,7 +256,7 @@ void Trainer::write_records() {
 
 void Trainer::log_setup() const {
     const int64_t G = plan_.global();
-    log::info("lmforge 0.1.0 {}, run directory {}", ctx_.describe(), ctx_.run_dir());
+    log::info("{} {}, run directory {}", version_line(), ctx_.describe(), ctx_.run_dir());
     if (latest_) log::info("resuming from {} (step {})", *latest_, start_step_);
     log::info("data parallel: {}, optimizer state {:.1f} MB on this process (moments in {})",
               cfg_.optim.zero_stage == 1 ? "ZeRO-1 (moments sharded, gradients reduce-scattered, parameters all-gathered)"

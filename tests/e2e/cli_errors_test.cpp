@@ -106,7 +106,12 @@ TEST(Cli, HelpAndVersionSucceed) {
     EXPECT_EQ(run_lmforge("--help").status, 0);
     const Outcome v = run_lmforge("--version");
     EXPECT_EQ(v.status, 0);
-    EXPECT_NE(v.out.find("lmforge"), std::string::npos);
+    // CMakeLists.txt's project(VERSION), and the commit the build came from.
+    const std::string cmake = lmforge::test::slurp(std::string(LMFORGE_SOURCE_DIR) + "/CMakeLists.txt");
+    const size_t at = cmake.find("project(lmforge VERSION ") + 24;
+    const std::string version = cmake.substr(at, cmake.find(' ', at) - at);
+    EXPECT_EQ(v.out.rfind("lmforge " + version + " (commit ", 0), 0u) << v.out;
+    EXPECT_EQ(v.out.find("(commit unknown)"), std::string::npos) << v.out;  // built from this git checkout
 }
 
 }  // namespace

@@ -4,12 +4,13 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config
-  libdnnl-dev libopenblas-dev
+  build-essential cmake ninja-build pkg-config git
+  libdnnl-dev
   libopenmpi-dev openmpi-bin
   libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libcurl4-openssl-dev zlib1g-dev ca-certificates
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libbenchmark-dev
+  python3 python3-venv
 )
 
 missing=()

@@ -99,9 +99,8 @@ void load_hf_bert_weights(Bert& model, const std::string& dir) {
     model.weights_changed();
 }
 
-void save_hf_bert(const Bert& model, const std::string& dir, std::optional<int64_t> pad_token_id,
-                  const std::vector<std::string>& label_names) {
-    const BertConfig& c = model.config();
+json hf_bert_config(const BertConfig& c, std::optional<int64_t> pad_token_id,
+                    const std::vector<std::string>& label_names) {
     // Dropout 0: lmforge trains without it, so fine-tuning in transformers continues alike.
     json config = {{"architectures", {c.num_labels > 0 ? "BertForSequenceClassification" : "BertForMaskedLM"}},
                    {"model_type", "bert"},
@@ -124,6 +123,12 @@ void save_hf_bert(const Bert& model, const std::string& dir, std::optional<int64
                    {"torch_dtype", "float32"}};
     if (c.num_labels > 0) add_hf_label_maps(config, c.num_labels, label_names);
     if (pad_token_id) config["pad_token_id"] = *pad_token_id;
+    return config;
+}
+
+void save_hf_bert(const Bert& model, const std::string& dir, std::optional<int64_t> pad_token_id,
+                  const std::vector<std::string>& label_names) {
+    const json config = hf_bert_config(model.config(), pad_token_id, label_names);
     SafetensorsWriter w;
     for (const ParamSpec& s : model.layout().specs()) {
         // A view, not a copy: the model outlives the write.

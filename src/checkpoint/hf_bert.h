@@ -5,6 +5,8 @@
 // GELU ("gelu"), absolute positions, an encoder without cross-attention, a tied decoder.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +23,10 @@ BertConfig read_hf_bert_config(const std::string& dir);
 // Weights from DIR/model.safetensors (F32, F16 or BF16) into a model of read_hf_bert_config's
 // shape. InputError naming the file and the first missing or misshapen tensor.
 void load_hf_bert_weights(Bert& model, const std::string& dir);
+
+// config.json for a model of shape c (save_hf_bert says what it holds).
+nlohmann::json hf_bert_config(const BertConfig& c, std::optional<int64_t> pad_token_id,
+                              const std::vector<std::string>& label_names = {});
 
 // Writes DIR/config.json and DIR/model.safetensors (F32) that transformers' from_pretrained
 // loads as BertForMaskedLM, or BertForSequenceClassification with a classifier. DIR is created

@@ -106,9 +106,7 @@ void load_hf_gpt2_weights(Gpt2& model, const std::string& dir) {
     model.weights_changed();
 }
 
-bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* tokenizer,
-                  const std::vector<std::string>& label_names) {
-    const Gpt2Config& c = model.config();
+json hf_gpt2_config(const Gpt2Config& c, const Tokenizer* tokenizer, const std::vector<std::string>& label_names) {
     // The end-of-text id begins, ends and pads sequences in transformers: the run's tokenizer's
     // (GPT-2's 50256, the last id of a trained one), or GPT-2's where there is no tokenizer.
     std::optional<TokenId> eot = tokenizer != nullptr ? tokenizer->eot_id() : std::optional<TokenId>(50256);
@@ -116,57 +114,82 @@ bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* to
     const json eot_id = eot ? json(*eot) : json(nullptr);
     // Dropout 0: lmforge trains without it, so fine-tuning in transformers continues alike.
     json config = {{"architectures", {c.num_labels > 0 ? "GPT2ForSequenceClassification" : "GPT2LMHeadModel"}},
-                         {"model_type", "gpt2"},
-                         {"n_layer", c.n_layer},
-                         {"n_head", c.n_head},
-                         {"n_embd", c.n_embd},
-                         {"vocab_size", c.vocab_size},
-                         {"n_positions", c.block_size},
-                         {"n_inner", nullptr},
-                         {"activation_function", "gelu_new"},
-                         {"layer_norm_epsilon", 1e-5},
-                         {"initializer_range", 0.02},
-                         {"attn_pdrop", 0.0},
-                         {"embd_pdrop", 0.0},
-                         {"resid_pdrop", 0.0},
-                         {"summary_first_dropout", 0.0},
-                         {"scale_attn_weights", true},
-                         {"scale_attn_by_inverse_layer_idx", false},
-                         {"reorder_and_upcast_attn", false},
-                         {"tie_word_embeddings", true},
-                         {"use_cache", true},
-                         {"bos_token_id", eot_id},
-                         {"eos_token_id", eot_id},
-                         {"torch_dtype", "float32"}};
+                   {"model_type", "gpt2"},
+                   {"n_layer", c.n_layer},
+                   {"n_head", c.n_head},
+                   {"n_embd", c.n_embd},
+                   {"vocab_size", c.vocab_size},
+                   {"n_positions", c.block_size},
+                   {"n_inner", nullptr},
+                   {"activation_function", "gelu_new"},
+                   {"layer_norm_epsilon", 1e-5},
+                   {"initializer_range", 0.02},
+                   {"attn_pdrop", 0.0},
+                   {"embd_pdrop", 0.0},
+                   {"resid_pdrop", 0.0},
+                   {"summary_first_dropout", 0.0},
+                   {"scale_attn_weights", true},
+                   {"scale_attn_by_inverse_layer_idx", false},
+                   {"reorder_and_upcast_attn", false},
+                   {"tie_word_embeddings", true},
+                   {"use_cache", true},
+                   {"bos_token_id", eot_id},
+                   {"eos_token_id", eot_id},
+                   {"torch_dtype", "float32"}};
     if (c.num_labels > 0) {
         add_hf_label_maps(config, c.num_labels, label_names);
         // The end-of-text token pads batches (transformers needs a pad id for batches).
         config["pad_token_id"] = eot_id;
     }
+    return config;
+}
+
+std::vector<std::pair<std::string, std::string>> hf_gpt2_tokenizer_files(const Tokenizer& tokenizer,
+                                                                         int64_t block_size) {
+    namespace fs = std::filesystem;
+    std::vector<std::pair<std::string, std::string>> files;
+    const fs::path saved = fs::temp_directory_path() / temporary_name("lmforge-tokenizer");
+    tokenizer.save(saved.string());
+    const auto take = [&](const char* from, const char* as) {
+        if (fs::exists(saved / from)) files.emplace_back(as, read_text_file((saved / from).string()));
+    };
+    take("encoder.json", "vocab.json");
+    take("vocab.bpe", "merges.txt");
+    // transformers reads it too: special tokens that vocab.json alone leaves ordinary.
+    take("added_tokens.json", "added_tokens.json");
+    fs::remove_all(saved);
+    if (files.size() < 2) return {};  // a character tokenizer has no GPT-2 form
+    const std::optional<TokenId> eot = tokenizer.eot_id();
+    const std::vector<TokenId> eot_ids = eot ? std::vector<TokenId>{*eot} : std::vector<TokenId>{};
+    const std::string end = eot ? tokenizer.decode(eot_ids) : "<|endoftext|>";
+    files.emplace_back("tokenizer_config.json", json{{"tokenizer_class", "GPT2Tokenizer"},
+                                                     {"model_max_length", block_size},
+                                                     {"add_prefix_space", false},
+                                                     {"bos_token", end},
+                                                     {"eos_token", end},
+                                                     {"unk_token", end}}
+                                                    .dump(2) + "\n");
+    return files;
+}
+
+bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* tokenizer,
+                  const std::vector<std::string>& label_names) {
+    const json config = hf_gpt2_config(model.config(), tokenizer, label_names);
+    const auto tokenizer_files =
+        tokenizer != nullptr ? hf_gpt2_tokenizer_files(*tokenizer, model.config().block_size)
+                             : std::vector<std::pair<std::string, std::string>>{};
     SafetensorsWriter w;
     for (const ParamSpec& s : model.layout().specs()) {
         // A view, not a copy: the model outlives the write.
         w.add_view(hf_name(s.name, kPrefix), Dtype::F32, s.shape, model.params().data() + s.offset);
     }
     w.add_metadata("format", "pt");
-    bool with_tokenizer = false;
     publish_directory(dir, [&](const std::string& tmp) {
         write_text_atomic(tmp + "/config.json", config.dump(2) + "\n");
         w.write(tmp + "/model.safetensors");
-        if (tokenizer == nullptr) return;
-        namespace fs = std::filesystem;
-        const std::string saved = tmp + "/lmforge-tokenizer";
-        tokenizer->save(saved);
-        if (fs::exists(saved + "/encoder.json") && fs::exists(saved + "/vocab.bpe")) {
-            fs::rename(saved + "/encoder.json", tmp + "/vocab.json");
-            fs::rename(saved + "/vocab.bpe", tmp + "/merges.txt");
-            // transformers reads it too: special tokens that vocab.json alone leaves ordinary.
-            if (fs::exists(saved + "/added_tokens.json")) fs::rename(saved + "/added_tokens.json", tmp + "/added_tokens.json");
-            with_tokenizer = true;
-        }
-        fs::remove_all(saved);
+        for (const auto& [name, content] : tokenizer_files) write_text_atomic(tmp + "/" + name, content);
     });
-    return with_tokenizer;
+    return !tokenizer_files.empty();
 }
 
 }  // namespace lmforge

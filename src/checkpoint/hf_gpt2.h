@@ -7,7 +7,10 @@
 // id2label) with gelu_new, layer_norm_epsilon 1e-5, a tied LM head, unscaled-by-layer attention.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/gpt2.h"
@@ -23,6 +26,16 @@ Gpt2Config read_hf_gpt2_config(const std::string& dir);
 // "transformer." prefix) into a model of read_hf_gpt2_config's shape. InputError naming the
 // file and the first missing or misshapen tensor.
 void load_hf_gpt2_weights(Gpt2& model, const std::string& dir);
+
+// config.json for a model of shape c: GPT2LMHeadModel, or GPT2ForSequenceClassification with
+// id2label from LABEL_NAMES where given; the tokenizer's end-of-text id as bos, eos (and pad).
+nlohmann::json hf_gpt2_config(const Gpt2Config& c, const Tokenizer* tokenizer,
+                              const std::vector<std::string>& label_names = {});
+// A byte-level BPE tokenizer as GPT2Tokenizer's files, (name, content): vocab.json,
+// merges.txt, added_tokens.json where it has specials, tokenizer_config.json. Empty for a
+// tokenizer without a GPT-2 form (the character tokenizer).
+std::vector<std::pair<std::string, std::string>> hf_gpt2_tokenizer_files(const Tokenizer& tokenizer,
+                                                                         int64_t block_size);
 
 // Writes DIR/config.json and DIR/model.safetensors (F32) that transformers'
 // GPT2LMHeadModel.from_pretrained loads (GPT2ForSequenceClassification with a head), and a byte-level BPE tokenizer, if given, as

@@ -80,6 +80,11 @@ MappedFile::~MappedFile() {
     if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
 }
 
+std::string read_text_file(const std::string& path) {
+    const MappedFile file(path);
+    return {reinterpret_cast<const char*>(file.bytes().data()), file.size()};
+}
+
 void write_file_atomic(const std::string& path,
                        std::span<const std::span<const std::byte>> parts) {
     const std::filesystem::path target(path);

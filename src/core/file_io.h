@@ -34,6 +34,9 @@ private:
     size_t size_ = 0;
 };
 
+// A whole file as text; InputError naming the path if it cannot be read.
+std::string read_text_file(const std::string& path);
+
 // Writes `parts` one after another to a temporary beside path (temporary_name), fsyncs,
 // renames over path and fsyncs the directory. On failure removes the temporary and throws
 // Error naming the path.

@@ -90,6 +90,7 @@ public:
     std::vector<std::pair<std::string, std::string>> checkpoint_files() const override {
         return {{"labels.json", nlohmann::json{{"labels", data_.label_names}}.dump(2) + "\n"}};
     }
+    std::vector<std::string> label_names() const override { return data_.label_names; }
     bool report_on_best() const override { return true; }
     std::string report(Model& model, const ReportContext& ctx) override;
 

@@ -109,6 +109,8 @@ public:
     }
     // Files every checkpoint holds beside the weights, as (name, content): classify's labels.
     virtual std::vector<std::pair<std::string, std::string>> checkpoint_files() const { return {}; }
+    // A classifier's class names, for config.json's id2label (none for other tasks).
+    virtual std::vector<std::string> label_names() const { return {}; }
     // Whether the report is of best/'s weights (else the last step's).
     virtual bool report_on_best() const { return false; }
     // The end of the run (a test report, completions), computed by every process; the lead's

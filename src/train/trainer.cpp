@@ -10,6 +10,7 @@
 
 #include "backend/threads.h"
 #include "checkpoint/checkpoint.h"
+#include "checkpoint/hf_files.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
@@ -100,6 +101,7 @@ private:
     LrSchedule schedule_;
     std::vector<Batch> batches_;  // the step's micro-batches, reused
     std::string config_toml_, fingerprint_;
+    CheckpointFiles hf_files_;  // what makes each checkpoint a Hugging Face directory too
     std::unique_ptr<MetricsLog> metrics_;
     std::unique_ptr<Progress> bar_;
     std::unique_ptr<StopRequest> stop_;
@@ -136,6 +138,7 @@ Trainer::Trainer(const TrainOptions& opts)
     dp_ = make_data_parallel(cfg_, ctx_.comm(), *model_);
     start_weights();
     config_toml_ = config_to_toml(cfg_);
+    hf_files_ = hf_files(*model_, tokenizer_.get(), task_->label_names());
     write_records();
 }
 
@@ -469,6 +472,7 @@ std::string Trainer::save(int64_t step, bool only_best) {
     }
     CheckpointFiles files = task_->checkpoint_files();
     files.emplace_back("config.toml", config_toml_);
+    files.insert(files.end(), hf_files_.begin(), hf_files_.end());
     const DataParallel::MomentsToSave moments = dp_->moments_for_save(0);  // collective
     std::string dir;
     if (ctx_.lead()) {

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Checks that transformers' from_pretrained loads an lmforge run's checkpoint directories as
+they are, with no export: a GPT-2 language model (AutoModelForCausalLM, with AutoTokenizer from
+the same directory), a GPT-2 classifier (AutoModelForSequenceClassification, its id2label the
+run's classes) and a BERT masked LM (AutoModelForMaskedLM) give lmforge's own logits (lmforge
+logits --output) within 1e-4, on best/, final/ and a step checkpoint.
+
+    python3 tools/check_checkpoints_from_pretrained.py --lmforge build/release/lmforge
+"""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+import torch
+from safetensors.torch import load_file
+from transformers import (AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSequenceClassification,
+                          AutoTokenizer)
+
+TOLERANCE = 1e-4
+
+
+def run(*cmd, stdin=None):
+    r = subprocess.run(cmd, capture_output=True, text=True, input=stdin)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr}")
+    return r.stdout
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def texts(n, seed=5):
+    rng = random.Random(seed)
+    cue = {"sport": ["goal", "match"], "weather": ["rain", "wind"], "food": ["bread", "soup"]}
+    filler = "the a today we saw some very and then it".split()
+    out = []
+    for _ in range(n):
+        label = rng.choice(sorted(cue))
+        words = [rng.choice(filler) for _ in range(rng.randint(3, 8))]
+        words[rng.randrange(len(words))] = rng.choice(cue[label])
+        out.append((" ".join(words), label))
+    return out
+
+
+def config(work, name, task, preset, data, extra=""):
+    return write(os.path.join(work, f"{name}.toml"), f"""[model]
+preset = "{preset}"
+n_layer = 2
+n_head = 2
+n_embd = 32
+block_size = 64
+[data]
+dir = "{data}"
+[train]
+task = "{task}"
+batch_size = 8
+seq_len = 32
+max_steps = 12
+epochs = 1
+threads = 1
+precision = "fp32"
+[eval]
+every = 6
+batches = 2
+[checkpoint]
+every = 6
+[sample]
+count = 0
+[run]
+dir = "{work}/{name}"
+{extra}""")
+
+
+def make_runs(lmforge, work):
+    """A GPT-2 LM and a BERT MLM on a byte-level BPE tokenizer trained here, and a classifier."""
+    items = texts(600)
+    corpus = write(os.path.join(work, "corpus.txt"), "".join(t + ".\n" for t, _ in items))
+    run(lmforge, "tokenizer", "train", "--vocab-size", "300", "--input", corpus, "--output", f"{work}/tok")
+    run(lmforge, "prepare", "--tokenizer", f"{work}/tok", "--input", corpus, "--output", f"{work}/lm-data")
+    labelled = write(os.path.join(work, "labelled.jsonl"),
+                     "".join(json.dumps({"text": t, "label": l}) + "\n" for t, l in items))
+    run(lmforge, "prepare", "--tokenizer", f"{work}/tok", "--input", labelled, "--label-field", "label",
+        "--max-len", "32", "--output", f"{work}/cls-data")
+    run(lmforge, "train", config(work, "lm", "lm", "gpt2-nano", f"{work}/lm-data"))
+    run(lmforge, "train", config(work, "cls", "classify", "gpt2-nano", f"{work}/cls-data"))
+    run(lmforge, "train", config(work, "mlm", "mlm", "bert-tiny", f"{work}/lm-data"))
+
+
+def lmforge_logits(lmforge, checkpoint, ids, out):
+    run(lmforge, "logits", "--checkpoint", checkpoint, "--ids", " ".join(map(str, ids)), "--output", out,
+        "--overwrite")
+    return load_file(out)["logits"]
+
+
+def compare(name, got, want):
+    worst = (got - want).abs().max().item()
+    ok = worst <= TOLERANCE * max(1.0, want.abs().max().item())
+    print(f"{name}: from_pretrained's logits within {worst:.2e} of lmforge's ({'ok' if ok else 'FAIL'})")
+    return ok
+
+
+def check(lmforge, work):
+    ok = True
+    text = "we saw some rain today"
+    for checkpoint in ["lm/best", "lm/final", "lm/checkpoints/step_000006"]:
+        path = os.path.join(work, checkpoint)
+        ids = AutoTokenizer.from_pretrained(path)(text)["input_ids"]
+        lmforge_ids = [int(i) for i in run(lmforge, "tokenize", "--tokenizer", f"{work}/lm/tokenizer", stdin=text).split()]
+        print(f"{checkpoint}: AutoTokenizer's ids {'equal' if ids == lmforge_ids else 'DIFFER FROM'} lmforge's")
+        ok &= ids == lmforge_ids
+        model = AutoModelForCausalLM.from_pretrained(path).eval()
+        with torch.no_grad():
+            got = model(torch.tensor([ids])).logits[0]
+        ok &= compare(checkpoint, got, lmforge_logits(lmforge, path, ids, f"{work}/logits.safetensors"))
+    path = os.path.join(work, "cls/best")
+    model = AutoModelForSequenceClassification.from_pretrained(path).eval()
+    ids = AutoTokenizer.from_pretrained(path)(text)["input_ids"]
+    with torch.no_grad():
+        got = model(torch.tensor([ids])).logits
+    ok &= compare("cls/best", got, lmforge_logits(lmforge, path, ids, f"{work}/logits.safetensors"))
+    labels = sorted(model.config.id2label.values())
+    print(f"cls/best: id2label {labels}")
+    ok &= labels == ["food", "sport", "weather"]
+    path = os.path.join(work, "mlm/best")
+    model = AutoModelForMaskedLM.from_pretrained(path).eval()
+    ids = [5, 17, 40, 3, 99, 12]
+    with torch.no_grad():
+        got = model(torch.tensor([ids])).logits[0]
+    ok &= compare("mlm/best", got, lmforge_logits(lmforge, path, ids, f"{work}/logits.safetensors"))
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lmforge", required=True)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="lmforge-from-pretrained-") as work:
+        make_runs(os.path.abspath(args.lmforge), work)
+        sys.exit(0 if check(os.path.abspath(args.lmforge), work) else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -3,7 +3,8 @@
 they are, with no export: a GPT-2 language model (AutoModelForCausalLM, with AutoTokenizer from
 the same directory), a GPT-2 classifier (AutoModelForSequenceClassification, its id2label the
 run's classes) and a BERT masked LM (AutoModelForMaskedLM) give lmforge's own logits (lmforge
-logits --output) within 1e-4, on best/, final/ and a step checkpoint.
+logits --output) within 1e-4, on best/, final/ and a step checkpoint. And back: the model saved
+by transformers in shards (max_shard_size) imports into lmforge with the same logits.
 
     python3 tools/check_checkpoints_from_pretrained.py --lmforge build/release/lmforge
 """
@@ -99,10 +100,10 @@ def lmforge_logits(lmforge, checkpoint, ids, out):
     return load_file(out)["logits"]
 
 
-def compare(name, got, want):
+def compare(name, got, want, what="from_pretrained's logits"):
     worst = (got - want).abs().max().item()
     ok = worst <= TOLERANCE * max(1.0, want.abs().max().item())
-    print(f"{name}: from_pretrained's logits within {worst:.2e} of lmforge's ({'ok' if ok else 'FAIL'})")
+    print(f"{name}: {what} within {worst:.2e} of lmforge's ({'ok' if ok else 'FAIL'})")
     return ok
 
 
@@ -119,6 +120,15 @@ def check(lmforge, work):
         with torch.no_grad():
             got = model(torch.tensor([ids])).logits[0]
         ok &= compare(checkpoint, got, lmforge_logits(lmforge, path, ids, f"{work}/logits.safetensors"))
+    # transformers' shards (save_pretrained past max_shard_size) imported by lmforge.
+    sharded = os.path.join(work, "sharded")
+    AutoModelForCausalLM.from_pretrained(os.path.join(work, "lm/best")).save_pretrained(sharded, max_shard_size="20KB")
+    shards = len([f for f in os.listdir(sharded) if f.endswith(".safetensors")])
+    run(lmforge, "import", "--hf", sharded, "--output", f"{work}/imported")
+    ids = [3, 17, 42, 7]
+    ok &= compare(f"import of {shards} shards", lmforge_logits(lmforge, f"{work}/imported", ids, f"{work}/l.safetensors"),
+                  lmforge_logits(lmforge, f"{work}/lm/best", ids, f"{work}/logits.safetensors"), "the import's logits")
+    ok &= shards > 1
     path = os.path.join(work, "cls/best")
     model = AutoModelForSequenceClassification.from_pretrained(path).eval()
     ids = AutoTokenizer.from_pretrained(path)(text)["input_ids"]

@@ -81,7 +81,7 @@ BertConfig read_hf_bert_config(const std::string& dir) {
 }
 
 void load_hf_bert_weights(Bert& model, const std::string& dir) {
-    const SafetensorsReader file(hf_weights_path(dir));
+    const HfWeights file(dir);
     float* params = model.params().data();
     for (const ParamSpec& s : model.layout().specs()) {
         // Google's original checkpoints (bert-base-uncased among them) name LayerNorm's

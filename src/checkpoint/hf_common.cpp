@@ -84,22 +84,44 @@ void throw_hf_config_field_error(const std::string& path, const char* key, const
                      "compare the file with what transformers' save_pretrained writes");
 }
 
-std::string hf_weights_path(const std::string& dir) {
-    const std::string path = dir + "/model.safetensors";
-    if (!std::filesystem::exists(path) && std::filesystem::exists(path + ".index.json")) {
-        throw InputError(fmt::format("{}: the weights are in shards (model.safetensors.index.json), which lmforge "
-                                     "does not read",
-                                     dir),
-                         "save them in one file: save_pretrained(DIR, max_shard_size=\"100GB\")");
+HfWeights::HfWeights(const std::string& dir) {
+    const std::string single = dir + "/model.safetensors", index = single + ".index.json";
+    if (std::filesystem::exists(single) || !std::filesystem::exists(index)) {
+        where_ = single;
+        shards_.push_back(std::make_unique<SafetensorsReader>(single));
+        for (const std::string& name : shards_[0]->names()) shard_of_[name] = 0;
+        return;
     }
-    return path;
+    where_ = index;
+    const json map = read_hf_config_json(index).value("weight_map", json());
+    if (!map.is_object() || map.empty()) throw InputError(fmt::format("{}: no weight_map of tensors to files", index));
+    std::map<std::string, size_t> opened;
+    for (const auto& [name, file] : map.items()) {
+        const std::string shard = file.is_string() ? file.get<std::string>() : "";
+        if (shard.empty() || shard.find('/') != std::string::npos) {
+            throw InputError(fmt::format("{}: tensor '{}' maps to {}, not a file beside it", index, name, file.dump()));
+        }
+        auto [at, fresh] = opened.emplace(shard, shards_.size());
+        if (fresh) shards_.push_back(std::make_unique<SafetensorsReader>(dir + "/" + shard));
+        if (!shards_[at->second]->contains(name)) {
+            throw InputError(fmt::format("{}: names {} for tensor '{}', which that file does not hold", index, shard,
+                                         name));
+        }
+        shard_of_[name] = at->second;
+    }
 }
 
-void read_hf_tensor(const SafetensorsReader& file, const std::string& name, const ParamSpec& spec, float* params) {
-    if (!file.contains(name)) {
-        throw InputError(fmt::format("{}: no tensor '{}'", file.path(), name),
+const SafetensorsReader& HfWeights::file_of(const std::string& name) const {
+    const auto it = shard_of_.find(name);
+    if (it == shard_of_.end()) {
+        throw InputError(fmt::format("{}: no tensor '{}'", where_, name),
                          "the file is incomplete or of another model than its config.json");
     }
+    return *shards_[it->second];
+}
+
+void read_hf_tensor(const HfWeights& weights, const std::string& name, const ParamSpec& spec, float* params) {
+    const SafetensorsReader& file = weights.file_of(name);
     if (file.info(name).shape != spec.shape) {
         throw InputError(fmt::format("{}: tensor '{}' has shape [{}], config.json implies [{}]", file.path(), name,
                                      fmt::join(file.info(name).shape, ", "), fmt::join(spec.shape, ", ")));
@@ -108,9 +130,9 @@ void read_hf_tensor(const SafetensorsReader& file, const std::string& name, cons
     std::fill(params + spec.offset + spec.numel, params + spec.offset + spec.reserved, 0.0f);  // padding rows
 }
 
-void check_tied_copy(const SafetensorsReader& file, const std::string& name, const ParamSpec& spec,
-                     const float* params) {
-    if (!file.contains(name)) return;
+void check_tied_copy(const HfWeights& weights, const std::string& name, const ParamSpec& spec, const float* params) {
+    if (!weights.contains(name)) return;
+    const SafetensorsReader& file = weights.file_of(name);
     if (file.info(name).shape != spec.shape) {
         throw InputError(fmt::format("{}: {} has another shape than {}", file.path(), name, spec.name));
     }

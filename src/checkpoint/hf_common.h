@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <map>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -54,18 +56,31 @@ auto read_hf_config(const std::string& path, Read&& read) {
     }
 }
 
-// DIR/model.safetensors; InputError where DIR holds the weights in shards instead
-// (model.safetensors.index.json, save_pretrained's max_shard_size), which lmforge does not read.
-std::string hf_weights_path(const std::string& dir);
+// The weights of a Hugging Face directory: DIR/model.safetensors, or the shards that
+// save_pretrained writes past its max_shard_size, listed by model.safetensors.index.json's
+// weight_map (every shard it names is opened and checked; a tensor must lie in the shard the
+// map says). InputError naming the file for a missing or malformed index or shard.
+class HfWeights {
+public:
+    explicit HfWeights(const std::string& dir);
+    bool contains(const std::string& name) const { return shard_of_.count(name) != 0; }
+    // The file that holds `name`; InputError naming the directory if none does.
+    const SafetensorsReader& file_of(const std::string& name) const;
+    const std::string& where() const { return where_; }  // for messages: the file or the index
 
-// Tensor `name` of `file` into params at spec's offset as float (from F32, F16 or BF16), its
-// padding rows zeroed. InputError naming the file and tensor if it is missing or misshapen.
-void read_hf_tensor(const SafetensorsReader& file, const std::string& name, const ParamSpec& spec, float* params);
+private:
+    std::string where_;
+    std::vector<std::unique_ptr<SafetensorsReader>> shards_;
+    std::map<std::string, size_t> shard_of_;
+};
 
-// Whether `file` holds `name` (a tied copy that some savers write) and, if so, InputError
+// Tensor `name` of the weights into params at spec's offset as float (from F32, F16 or BF16),
+// its padding rows zeroed. InputError naming the file and tensor if it is missing or misshapen.
+void read_hf_tensor(const HfWeights& weights, const std::string& name, const ParamSpec& spec, float* params);
+
+// Whether the weights hold `name` (a tied copy that some savers write) and, if so, InputError
 // unless it equals the parameter `spec` already read into params.
-void check_tied_copy(const SafetensorsReader& file, const std::string& name, const ParamSpec& spec,
-                     const float* params);
+void check_tied_copy(const HfWeights& weights, const std::string& name, const ParamSpec& spec, const float* params);
 
 // num_labels as transformers writes it: the size of id2label, else num_labels, else 2; an
 // InputError for a problem_type other than single-label classification.

@@ -89,7 +89,7 @@ Gpt2Config read_hf_gpt2_config(const std::string& dir) {
 }
 
 void load_hf_gpt2_weights(Gpt2& model, const std::string& dir) {
-    const SafetensorsReader file(hf_weights_path(dir));
+    const HfWeights file(dir);
     // save_pretrained of GPT2LMHeadModel prefixes "transformer."; older files (and GPT2Model) do not.
     const std::string prefix = file.contains(std::string(kPrefix) + "ln_f.weight") ? kPrefix : "";
     // The embedding and the head are one tensor. Writers keep it under either name, or both

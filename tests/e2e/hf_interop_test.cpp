@@ -246,9 +246,14 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     deeper["n_layer"] = 3;
     expect_error(with_config("deeper", deeper, true), "no tensor 'transformer.h.2.ln_1.weight'");
     expect_error(with_config("no-weights", config, false), "model.safetensors");
+    // Shards (model.safetensors.index.json): an empty map, a tensor in a file that lacks it.
     const std::string sharded = with_config("sharded", config, false);
     write("sharded/model.safetensors.index.json", R"({"weight_map": {}})");
-    expect_error(sharded, "the weights are in shards (model.safetensors.index.json), which lmforge does not read");
+    expect_error(sharded, "model.safetensors.index.json: no weight_map of tensors to files");
+    std::filesystem::copy_file(kFixtures + "/gpt2-f32/model.safetensors", path("sharded/part.safetensors"));
+    write("sharded/model.safetensors.index.json", R"({"weight_map": {"transformer.wpe.weight": "part.safetensors",
+                                                                     "transformer.h.9.ln_1.weight": "part.safetensors"}})");
+    expect_error(sharded, "names part.safetensors for tensor 'transformer.h.9.ln_1.weight', which that file does not hold");
     // A field of another JSON type: the file's fault, not an internal error.
     auto eps_text = config;
     eps_text["layer_norm_epsilon"] = "1e-5";

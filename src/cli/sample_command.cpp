@@ -17,6 +17,7 @@
 #include "checkpoint/checkpoint.h"
 #include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
+#include "tokenizer/utf8_stream.h"
 #include "train/sampler.h"
 
 namespace lmforge::cli {
@@ -80,17 +81,20 @@ void add_sample_command(CLI::App& app) {
         for (int64_t i = 0; i < f->num_samples; i++) {
             if (f->num_samples > 1) fmt::print("--- sample {} ---\n", i + 1);
             std::fwrite(f->prompt.data(), 1, f->prompt.size(), stdout);
-            const auto stream = [&](int32_t id) {
-                if (id == eot) return;
-                const std::string piece = tokenizer->decode(std::span(&id, 1));
+            Utf8Stream text;  // a token may end inside a character: its bytes wait for the rest
+            const auto print = [](const std::string& piece) {
                 std::fwrite(piece.data(), 1, piece.size(), stdout);
                 std::fflush(stdout);
+            };
+            const auto stream = [&](int32_t id) {
+                if (id != eot) print(text.push(tokenizer->decode(std::span(&id, 1))));
             };
             const std::vector<int32_t> ids = f->no_kv_cache ? generate_without_cache(model, prompt, opts, rng)
                                                              : generate(decoder, prompt, opts, rng, stream);
             if (f->no_kv_cache) {
                 for (int32_t id : ids) stream(id);
             }
+            print(text.finish());
             std::fputc('\n', stdout);
             // The last token is never fed back, so the window slid once prompt and sample
             // passed the context by more than it.

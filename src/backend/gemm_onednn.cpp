@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <new>
 #include <unordered_map>
 #include <utility>
 
 #include "backend/gemm_naive.h"
+#include "backend/isa.h"
 #include "backend/jit_room.h"
 #include "core/bf16.h"
 #include "core/error.h"
@@ -48,6 +50,24 @@ bool b_rows_collide(const GemmShape& s) {
     return !s.trans_b && s.stored_ldb() % kCollidingStride == 0 && s.M >= kMinRowsToCopy &&
            s.K * s.N <= kMaxFloatsToCopy &&
            1.0 / static_cast<double>(s.M) + 1.0 / static_cast<double>(s.N) >= 0.0038;
+}
+
+// oneDNN's GEMMs kept to the level LMFORGE_ISA names, as lmforge's own kernels are: at most
+// AVX2 for avx2, AVX-512 without AMX for avx512. It takes the cap only before its first
+// primitive, so this runs before the first engine; unset, oneDNN takes what the CPU has.
+void cap_onednn_isa() {
+    static const bool capped = [] {
+        const char* asked = std::getenv("LMFORGE_ISA");
+        if (asked == nullptr || *asked == '\0') return false;
+        const Isa isa = active_isa();
+        const dnnl::cpu_isa cap = isa == Isa::Baseline ? dnnl::cpu_isa::sse41
+                                  : isa == Isa::Avx2   ? dnnl::cpu_isa::avx2
+                                  : isa == Isa::Avx512 ? dnnl::cpu_isa::avx512_core_bf16
+                                                       : dnnl::cpu_isa::all;
+        dnnl::set_max_cpu_isa(cap);
+        return true;
+    }();
+    (void)capped;
 }
 
 bool below_avx512() {
@@ -106,7 +126,7 @@ void require_kernel_room(const GemmShape& s, memory::data_type in) {
 }  // namespace
 
 OnednnGemm::OnednnGemm(const OnednnPaths& paths)
-    : engine_(dnnl::engine::kind::cpu, 0),
+    : engine_((cap_onednn_isa(), dnnl::engine::kind::cpu), 0),
       stream_(engine_),
       native_bf16_(!paths.widen_bf16 && onednn_has_bf16_matmul(engine_)),
       restride_b_(paths.restride_on_any_isa || below_avx512()) {}

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "backend/threads.h"
+#include "backend/isa.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "core/error.h"
@@ -83,7 +84,7 @@ void run(const BenchFlags& f) {
             {"activation_mb", r.activation_mb}, {"recompute", recompute_name(opts.recompute)},
             {"moments", moment_precision_name(opts.moments)},
             {"activation_saved_mb", r.activation_saved_mb}, {"forward_backward_ms", r.forward_backward_ms},
-            {"optimizer_ms", r.optimizer_ms}};
+            {"optimizer_ms", r.optimizer_ms}, {"kernels", backend::isa_name(backend::active_isa())}};
         fmt::print("{}\n", j.dump());
         return;
     }
@@ -91,7 +92,7 @@ void run(const BenchFlags& f) {
                m.n_head, m.n_embd, m.vocab_size, with_thousands(r.params));
     fmt::print("batch      B={} T={}, {} timed steps after {} warm-up, {} threads, {} ({}), {}\n",
                opts.batch, opts.seq, opts.steps, opts.warmup, r.threads, precision_name(opts.precision), why, f.gemm);
-    fmt::print("cpu        {}\n", cpu_model());
+    fmt::print("cpu        {}; kernels {}\n", cpu_model(), backend::describe_isa());
     fmt::print("step       {:.1f} ms median (min {:.1f}, max {:.1f})\n", r.step_ms_median,
                r.step_ms_min, r.step_ms_max);
     fmt::print("phases     forward + backward {:.1f}, grad norm + AdamW {:.1f} ms\n", r.forward_backward_ms,

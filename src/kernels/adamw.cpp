@@ -4,7 +4,9 @@
 
 #include "kernels/bf16.h"
 
-namespace lmforge::kernels {
+#include "kernels/isa_begin.h"
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 namespace {
 
@@ -68,4 +70,6 @@ void adamw_update(float* params, uint16_t* m, uint16_t* v, const float* grads, i
     update_either(params, m, v, grads, n, h, first_index, mirror);
 }
 
-}  // namespace lmforge::kernels
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#include "kernels/isa_end.h"

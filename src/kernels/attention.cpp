@@ -18,7 +18,9 @@
 #include "core/error.h"
 #include "kernels/fast_math.h"
 
-namespace lmforge::kernels {
+#include "kernels/isa_begin.h"
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 namespace {
 
@@ -219,4 +221,6 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
     backend::check_tile_gemms();
 }
 
-}  // namespace lmforge::kernels
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#include "kernels/isa_end.h"

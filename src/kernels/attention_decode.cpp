@@ -6,7 +6,9 @@
 
 #include "kernels/fast_math.h"
 
-namespace lmforge::kernels {
+#include "kernels/isa_begin.h"
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 void attention_decode(float* out, const float* q, const float* kcache, const float* vcache, int64_t n,
                       int64_t stride, int64_t C, int64_t NH, float* scratch) {
@@ -42,4 +44,6 @@ void attention_decode(float* out, const float* q, const float* kcache, const flo
     }
 }
 
-}  // namespace lmforge::kernels
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#include "kernels/isa_end.h"

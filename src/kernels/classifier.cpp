@@ -4,7 +4,9 @@
 #include <cmath>
 #include <vector>
 
-namespace lmforge::kernels {
+#include "kernels/isa_begin.h"
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 namespace {
 
@@ -61,4 +63,6 @@ void classifier_backward(float* dh, float* dscore, float* dbias, bool accumulate
     }
 }
 
-}  // namespace lmforge::kernels
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#include "kernels/isa_end.h"

@@ -4,7 +4,9 @@
 
 #include "backend/threads.h"
 
-namespace lmforge::kernels {
+#include "kernels/isa_begin.h"
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 void encoder_forward(float* out, const int32_t* inp, const float* wte, const float* wpe,
                      int64_t B, int64_t T, int64_t C) {
@@ -43,4 +45,6 @@ void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t
     }
 }
 
-}  // namespace lmforge::kernels
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#include "kernels/isa_end.h"

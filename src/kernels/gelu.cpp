@@ -6,7 +6,9 @@
 #include "kernels/fast_math.h"
 #include "kernels/matmul.h"
 
-namespace lmforge::kernels {
+#include "kernels/isa_begin.h"
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 namespace {
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
@@ -94,4 +96,6 @@ void gelu_erf_backward(float* dinp, const float* dout, const float* inp, int64_t
     }
 }
 
-}  // namespace lmforge::kernels
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#include "kernels/isa_end.h"

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
-namespace lmforge::kernels {
+#include "kernels/isa_begin.h"
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 double sum_of_squares(const float* x, int64_t n) {
     // A fixed number of chunks, summed in a fixed order: an OpenMP reduction would combine
@@ -34,4 +36,6 @@ void scale_inplace(float* x, int64_t n, float scale) {
     for (int64_t i = 0; i < n; i++) x[i] *= scale;
 }
 
-}  // namespace lmforge::kernels
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#include "kernels/isa_end.h"

@@ -10,7 +10,9 @@
 
 #include "backend/threads.h"
 
-namespace lmforge::kernels {
+#include "kernels/isa_begin.h"
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 namespace {
 
@@ -109,4 +111,6 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
     }
 }
 
-}  // namespace lmforge::kernels
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#include "kernels/isa_end.h"

@@ -1,6 +1,8 @@
 #include "kernels/linear.h"
 
-namespace lmforge::kernels {
+#include "kernels/isa_begin.h"
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 void linear_forward(backend::Gemm& gemm, float* out, const float* inp, const float* weight,
                     const float* bias, int64_t N, int64_t C, int64_t OC) {
@@ -30,4 +32,6 @@ void linear_backward_bf16(backend::Gemm& gemm, float* dinp, float* dweight, floa
     if (dbias != nullptr) bias_backward(dbias, dout, N, OC);
 }
 
-}  // namespace lmforge::kernels
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#include "kernels/isa_end.h"

@@ -13,7 +13,9 @@
 #include "kernels/fast_math.h"
 #include "kernels/matmul.h"
 
-namespace lmforge::kernels {
+#include "kernels/isa_begin.h"
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 namespace {
 
@@ -126,14 +128,22 @@ int64_t lm_head_scratch(int64_t N, int64_t V, bool one_pass) {
 }
 
 template <class In>
+void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, float* dbias,
+                           bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,
+                           const int32_t* targets, float dloss, float* logits_chunk, In* dlogits_chunk);
+
+template <class In>
 void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx,
                         float* dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,
                         const int32_t* targets, float dloss, float* logits_block, In* dlogits_block,
                         float* target_logit, float* row_max) {
-    if (!lm_head_one_pass(gemm, !std::is_same_v<In, float>)) {
-        lm_head_loss_forward(gemm, s, losses, lse, x, wte, bias, targets, logits_block, target_logit, row_max);
-        lm_head_loss_backward(gemm, s, dx, dwte, dbias, accumulate, x, wte, bias, lse, targets, dloss, logits_block,
-                              dlogits_block);
+    // This level's own forward and backward (kernels/dispatch.cpp would take the long way).
+    namespace level = LMFORGE_ISA_NAMESPACE;
+    if (!level::lm_head_one_pass(gemm, !std::is_same_v<In, float>)) {
+        level::lm_head_loss_forward(gemm, s, losses, lse, x, wte, bias, targets, logits_block, target_logit,
+                                    row_max);
+        level::lm_head_loss_backward(gemm, s, dx, dwte, dbias, accumulate, x, wte, bias, lse, targets, dloss,
+                                     logits_block, dlogits_block);
         return;
     }
     check_blocks(s.rows, "rows");
@@ -211,4 +221,6 @@ template void lm_head_loss_backward<bf16>(backend::Gemm&, const LmHeadLossShape&
                                           const bf16*, const bf16*, const float*, const float*, const int32_t*, float,
                                           float*, bf16*);
 
-}  // namespace lmforge::kernels
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#include "kernels/isa_end.h"

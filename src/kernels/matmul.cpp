@@ -4,7 +4,9 @@
 
 #include "backend/threads.h"
 
-namespace lmforge::kernels {
+#include "kernels/isa_begin.h"
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 void matmul_forward(backend::Gemm& gemm, float* out, const float* inp, const float* weight,
                     const float* bias, int64_t N, int64_t C, int64_t OC) {
@@ -59,4 +61,6 @@ void to_bf16_with_bias_backward(uint16_t* dout_h, float* dbias, const float* dou
     to_bf16_with_column_sums(dout_h, dbias, N, OC, [dout](int64_t i) { return dout[i]; });
 }
 
-}  // namespace lmforge::kernels
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#include "kernels/isa_end.h"

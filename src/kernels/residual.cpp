@@ -1,6 +1,8 @@
 #include "kernels/residual.h"
 
-namespace lmforge::kernels {
+#include "kernels/isa_begin.h"
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 void residual_forward(float* out, const float* a, const float* b, int64_t n) {
 #pragma omp parallel for simd schedule(static)
@@ -15,4 +17,6 @@ void residual_backward(float* da, float* db, const float* dout, int64_t n) {
     }
 }
 
-}  // namespace lmforge::kernels
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#include "kernels/isa_end.h"

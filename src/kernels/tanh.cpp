@@ -2,7 +2,9 @@
 
 #include "kernels/fast_math.h"
 
-namespace lmforge::kernels {
+#include "kernels/isa_begin.h"
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 void tanh_forward(float* out, const float* inp, int64_t n) {
 #pragma omp parallel for simd schedule(static)
@@ -14,4 +16,6 @@ void tanh_backward(float* dinp, const float* dout, const float* out, int64_t n) 
     for (int64_t i = 0; i < n; i++) dinp[i] = dout[i] * (1.0f - out[i] * out[i]);
 }
 
-}  // namespace lmforge::kernels
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#include "kernels/isa_end.h"

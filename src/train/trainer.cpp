@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "backend/isa.h"
 #include "backend/threads.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/hf_files.h"
@@ -260,6 +261,7 @@ void Trainer::write_records() {
 void Trainer::log_setup() const {
     const int64_t G = plan_.global();
     log::info("{} {}, run directory {}", version_line(), ctx_.describe(), ctx_.run_dir());
+    log::info("kernels: {}", backend::describe_isa());
     if (latest_) log::info("resuming from {} (step {})", *latest_, start_step_);
     log::info("data parallel: {}, optimizer state {:.1f} MB on this process (moments in {})",
               cfg_.optim.zero_stage == 1 ? "ZeRO-1 (moments sharded, gradients reduce-scattered, parameters all-gathered)"

@@ -102,6 +102,25 @@ TEST_F(CliTrainConfig, TooManyThreadsIsOneLineExitStatus2) {
     EXPECT_FALSE(std::filesystem::exists(path("run")));
 }
 
+// LMFORGE_ISA picks the kernels' level (a lower one than the CPU's best), and bench says which
+// ran; a name that is no level is one line and exit 2.
+TEST(Cli, LmforgeIsaChoosesTheKernelsLevel) {
+    const std::string bench = "bench --model gpt2-nano --batch 2 --seq 16 --steps 1 --warmup 0 --json";
+    const Outcome best = run_lmforge(bench);
+    ASSERT_EQ(best.status, 0) << best.err;
+    // A native build (-DLMFORGE_NATIVE=ON) has one level and refuses others.
+    const bool native = best.out.find("\"kernels\":\"native\"") != std::string::npos;
+    const Outcome baseline = run_lmforge(bench, "LMFORGE_ISA=baseline ");
+    EXPECT_EQ(baseline.status, native ? 2 : 0) << baseline.err;
+    if (!native) {
+        EXPECT_NE(baseline.out.find("\"kernels\":\"baseline\""), std::string::npos) << baseline.out;
+    }
+    const Outcome bogus = run_lmforge(bench, "LMFORGE_ISA=sse9 ");
+    EXPECT_EQ(bogus.status, 2);
+    EXPECT_EQ(count_lines(bogus.err), 1) << bogus.err;
+    EXPECT_NE(bogus.err.find("LMFORGE_ISA = sse9: not a level of this build"), std::string::npos) << bogus.err;
+}
+
 TEST(Cli, HelpAndVersionSucceed) {
     EXPECT_EQ(run_lmforge("--help").status, 0);
     const Outcome v = run_lmforge("--version");

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -15,16 +14,25 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Layer name -> position, from the numbered list under "## Layers".
+// A layer's name as the document and the includes write it: lower case and underscores.
+bool layer_name(const std::string& s) {
+    return !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string::npos;
+}
+
+// Layer name -> position, from the numbered list ("3. `backend/` ...") under "## Layers".
+// (Plain string scanning: GCC 12's std::regex warns as uninitialised under the sanitizers.)
 std::map<std::string, int> read_layers(const std::string& conventions_md) {
     std::istringstream in(conventions_md);
     std::map<std::string, int> rank;
     bool inside = false;
-    const std::regex item(R"(^\d+\. `([a-z_]+)/`)");
     for (std::string line; std::getline(in, line);) {
         if (line.rfind("## ", 0) == 0) inside = line == "## Layers";
-        std::smatch m;
-        if (inside && std::regex_search(line, m, item)) rank.emplace(m[1], static_cast<int>(rank.size()));
+        const size_t digits = line.find_first_not_of("0123456789");
+        if (!inside || digits == 0 || digits == std::string::npos || line.compare(digits, 3, ". `") != 0) continue;
+        const size_t start = digits + 3, end = line.find("/`", start);
+        if (end != std::string::npos && layer_name(line.substr(start, end - start))) {
+            rank.emplace(line.substr(start, end - start), static_cast<int>(rank.size()));
+        }
     }
     return rank;
 }
@@ -34,11 +42,16 @@ std::map<std::string, int> read_layers(const std::string& conventions_md) {
 std::vector<std::string> violations(const std::map<std::string, int>& rank, const std::string& layer,
                                     const std::string& file, const std::string& text) {
     std::vector<std::string> found;
-    const std::regex include(R"re(#include "([a-z_]+)/[^"]+")re");
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), include); it != std::sregex_iterator(); ++it) {
-        const std::string target = (*it)[1];
+    std::istringstream in(text);
+    const std::string directive = "#include \"";
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind(directive, 0) != 0) continue;
+        const size_t slash = line.find('/', directive.size()), quote = line.find('"', directive.size());
+        if (slash == std::string::npos || quote == std::string::npos || slash > quote) continue;
+        const std::string target = line.substr(directive.size(), slash - directive.size());
+        if (!layer_name(target)) continue;
         const auto to = rank.find(target);
-        if (to == rank.end() || to->second > rank.at(layer)) found.push_back(file + ": includes " + (*it)[0].str());
+        if (to == rank.end() || to->second > rank.at(layer)) found.push_back(file + ": includes " + line.substr(0, quote + 1));
     }
     return found;
 }

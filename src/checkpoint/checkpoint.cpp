@@ -216,6 +216,8 @@ json state_json(const TrainingState& state, int64_t optimizer_steps, const Model
             {"train_seconds", state.train_seconds},
             {"global_batch", state.global_batch},
             {"max_steps", state.max_steps},
+            {"budget_steps", state.budget_steps},
+            {"first_samples", state.first_samples},
             {"eval_sequences", state.eval_sequences},
             {"data_fingerprint", state.data_fingerprint},
             {"model", json::parse(model.config_json())}};
@@ -258,6 +260,8 @@ int64_t read_state(const std::string& path, TrainingState& state) {
         state.tokens_seen = json_int(j, "tokens_seen", 0, kMaxCount, path);
         state.train_seconds = json_number(j, "train_seconds", 0, HUGE_VAL, path);
         state.max_steps = j.contains("max_steps") ? json_int(j, "max_steps", 0, kMaxCount, path) : 0;
+        state.budget_steps = j.contains("budget_steps") ? json_int(j, "budget_steps", 0, kMaxCount, path) : 0;
+        if (j.contains("first_samples")) state.first_samples = j.at("first_samples").get<std::vector<std::string>>();
         return json_int(j, "optimizer_steps", 0, kMaxCount, path);
     } catch (const json::exception& e) {
         throw InputError(fmt::format("{}: damaged: {}", path, e.what()), "resume from another checkpoint");
@@ -289,7 +293,8 @@ void save_checkpoint(const std::string& dir, const Model& model, const Optimizer
             std::raise(SIGKILL);
         }
         const json j = state_json(state, moments.steps, model);
-        write_text_atomic(tmp + "/state.json", j.dump(2) + "\n");
+        // A sample may end inside a character: its broken bytes are kept as U+FFFD.
+        write_text_atomic(tmp + "/state.json", j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
         for (const auto& [name, content] : files) write_text_atomic(tmp + "/" + name, content);
     });
 }

@@ -40,8 +40,10 @@ struct TrainingState {
     int64_t global_batch = 0;  // sequences per step, all processes (0: an older checkpoint's)
     int64_t batch_tokens = 0;  // an older lm checkpoint's global batch, in tokens
     int64_t max_steps = 0;     // the steps the schedule spans (0: unknown)
+    int64_t budget_steps = 0;  // the length train.time_budget fixed (0: none yet)
     int64_t eval_sequences = 0;  // an evaluation's sequences (train/task.h; 0: unknown)
     std::string data_fingerprint;  // of the files the task read (data/fingerprint.h)
+    std::vector<std::string> first_samples;  // drawn from the untrained model (lm)
 };
 
 // model.safetensors alone: what export, sampling and evaluation need.

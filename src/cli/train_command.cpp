@@ -36,7 +36,12 @@ void report(const TrainSummary& s) {
                    s.steps, s.seconds / 60, s.tokens_per_s, s.train_loss, evaluation);
     }
     for (const std::string& p : s.plots) fmt::print("plot: {}\n", p);
-    for (size_t i = 0; i < s.samples.size(); i++) fmt::print("--- sample {} ---\n{}\n", i + 1, s.samples[i]);
+    // Before and after: what the untrained model wrote at step 0, then what the trained one writes.
+    for (size_t i = 0; i < s.first_samples.size(); i++) {
+        fmt::print("--- sample {}, untrained (step 0) ---\n{}\n", i + 1, s.first_samples[i]);
+    }
+    const std::string when = s.first_samples.empty() ? "" : fmt::format(", trained (step {})", s.steps);
+    for (size_t i = 0; i < s.samples.size(); i++) fmt::print("--- sample {}{} ---\n{}\n", i + 1, when, s.samples[i]);
     fmt::print("{}", s.report);
 }
 

@@ -18,6 +18,7 @@ public:
     void advance(double amount);
     // Sets the amount done (instead of adding to it), with a status shown after the bar.
     void update(double done, const std::string& status);
+    void set_total(double total) { total_ = total; }
     // Prints a line (ending in a newline) above the bar, then redraws the bar.
     void print_above(const std::string& line);
     void finish();  // draws 100% and ends the line

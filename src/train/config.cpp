@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "train/time_budget.h"
 
 namespace lmforge {
 
@@ -36,6 +37,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.seq_len", c.train.seq_len, "sequence length T");
     v("train.total_batch_tokens", c.train.total_batch_tokens, "tokens per optimizer step over all processes; a multiple of B·T·processes (the quotient is the gradient accumulation); 0: B·T·processes");
     v("train.max_steps", c.train.max_steps, "optimizer steps of an lm or mlm run (classify and sft train for train.epochs)");
+    v("train.time_budget", c.train.time_budget, "minutes an lm or mlm run may train: after its first 10 steps (and the step-0 evaluation and samples) have measured the speed, the run takes as many steps as fit, at most train.max_steps, and keeps that length on resume; 0: off");
     v("train.seed", c.train.seed, "seed of the weights' initialisation and of the data order");
     v("train.threads", c.train.threads, "threads per process, at most 4 per core it may run on; 0: its cores, divided among the processes that share them");
     v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT model (model.preset bert-*) on token shards; sft: instruction (generative) fine-tuning of a GPT-2 model on prepare --instructions data, loss on response tokens only, epoch by epoch");
@@ -280,6 +282,23 @@ std::string config_to_toml(const TrainConfig& config) {
     return out;
 }
 
+namespace {
+
+// The steps that measure the speed must run before the schedule's length matters: in warm-up.
+void validate_time_budget(const TrainConfig& c) {
+    const double b = c.train.time_budget;
+    require(b >= 0, "train.time_budget", show(b), "must not be negative (0: off)");
+    if (b == 0) return;
+    require(c.train.task == "lm" || c.train.task == "mlm", "train.time_budget", show(b),
+            "is for lm and mlm runs: classify and sft train for train.epochs");
+    require(c.optim.warmup_steps >= kBudgetCalibrationSteps, "optim.warmup_steps", std::to_string(c.optim.warmup_steps),
+            fmt::format("must be at least {} with train.time_budget: the steps that measure the speed come before the "
+                        "run's length is known",
+                        kBudgetCalibrationSteps));
+}
+
+}  // namespace
+
 void validate_config(const TrainConfig& c) {
     const auto positive = [](const char* key, int64_t v) { require(v > 0, key, std::to_string(v), "must be positive"); };
     const auto non_negative = [](const char* key, int64_t v) {
@@ -305,6 +324,7 @@ void validate_config(const TrainConfig& c) {
                                  {"optim.weight_decay", c.optim.weight_decay}, {"optim.grad_clip", c.optim.grad_clip},
                                  {"optim.beta1", c.optim.beta1}, {"optim.beta2", c.optim.beta2}, {"optim.eps", c.optim.eps},
                                  {"dist.bucket_mb", c.dist.bucket_mb}, {"log.peak_gflops", c.log.peak_gflops},
+                                 {"train.time_budget", c.train.time_budget},
                                  {"sample.temperature", c.sample.temperature}}) {
         require(std::isfinite(v) && std::abs(v) <= std::numeric_limits<float>::max(), key, show(v),
                 "must be a finite number in single precision");
@@ -343,6 +363,7 @@ void validate_config(const TrainConfig& c) {
     const std::string& m = c.eval.metric;
     require(m == "macro_f1" || m == "accuracy" || m == "loss", "eval.metric", show(m),
             "must be macro_f1, accuracy or loss");
+    validate_time_budget(c);
 }
 
 }  // namespace lmforge

@@ -29,6 +29,7 @@ struct TrainConfig {
         int64_t seq_len = 256;             // T
         int64_t total_batch_tokens = 0;    // per optimizer step, all processes; 0: B·T·world
         int64_t max_steps = 1000;
+        double time_budget = 0;            // minutes (lm, mlm): max_steps becomes what fits; 0: off
         int64_t seed = 1337;
         int64_t threads = 0;               // 0: every core (per process: cores / processes)
         std::string precision = "auto";

@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "core/rng.h"
 #include "data/dataloader.h"
+#include "data/shard_check.h"
 #include "io/json_fields.h"
 #include "model/gpt2.h"
 #include "model/gpt2_decoder.h"
@@ -112,6 +113,19 @@ public:
         std::vector<std::string> texts;
         for (int64_t i = 0; i < count; i++) texts.push_back(sample(dynamic_cast<Gpt2&>(model), gemm));
         return texts;
+    }
+
+    // What the run learned, in one line: the validation loss against a model that knows only
+    // the training split's token frequencies (data/shard_check.h), the bar any model must clear.
+    std::string report(Model& model, const ReportContext& ctx) override {
+        (void)model;
+        if (ctx.comm.rank() != 0 || !std::isfinite(ctx.val_loss)) return "";
+        const double unigram = check_shards(cfg_.data.dir, model_cfg_.vocab_size).unigram_val_loss;
+        if (!std::isfinite(unigram)) return "";
+        return fmt::format("validation perplexity {:.1f}, against {:.1f} for a unigram model of the training split: "
+                           "{:.1f}x lower (loss {:.4f} against {:.4f})\n",
+                           std::exp(ctx.val_loss), std::exp(unigram), std::exp(unigram - ctx.val_loss), ctx.val_loss,
+                           unigram);
     }
 
 private:

@@ -32,6 +32,7 @@
 #include "train/run_context.h"
 #include "train/stop_request.h"
 #include "train/task.h"
+#include "train/time_budget.h"
 #include "train/train_step.h"
 
 namespace lmforge {
@@ -76,6 +77,9 @@ private:
     bool epoch_ends_at(int64_t step) const { return epoch_based() && step > 0 && step % steps_per_epoch_ == 0; }
     int64_t epoch_of(int64_t step) const { return epoch_based() ? step / steps_per_epoch_ + 1 : 0; }
     void at_step_start(int64_t step);
+    void draw_first_samples();
+    bool budget_due(int64_t steps_done) const;
+    void fix_budget(int64_t steps_done);
     void train_one_step(int64_t step);
     void log_step(int64_t step, const StepResult& r, double lr, double seconds);
     void log_epoch(int64_t step);
@@ -112,6 +116,11 @@ private:
     bool peak_checked_ = false;
     PhaseTimes phases_;
     double seconds_before_ = 0, seconds_now_ = 0, tokens_now_ = 0, last_loss_ = 0;
+    // For train.time_budget: this session's clock, its steps after the first (which warms the
+    // caches), an evaluation's and a sample's time.
+    Timer session_;
+    double measured_seconds_ = 0, eval_seconds_ = 0, sample_seconds_ = 0;
+    int64_t measured_steps_ = 0;
     int stopped_by_ = 0, agreed_stop_ = 0;
 };
 
@@ -180,8 +189,10 @@ void Trainer::plan_batches() {
     if (task_->epoch_size() > 0) {
         steps_per_epoch_ = (task_->epoch_size() + global - 1) / global;
         total_steps_ = steps_per_epoch_ * cfg_.train.epochs;
+    } else if (cfg_.train.time_budget > 0 && latest_ && saved_.budget_steps > 0) {
+        total_steps_ = saved_.budget_steps;  // the length the budget fixed, kept
     } else {
-        total_steps_ = cfg_.train.max_steps;
+        total_steps_ = cfg_.train.max_steps;  // with a budget, until it is fixed
     }
     if (latest_ && total_steps_ < saved_.step) {
         throw InputError(fmt::format("{} = {} is below the step the run has reached ({})",
@@ -304,13 +315,13 @@ void Trainer::warn_about_lengths() const {
 }
 
 TrainSummary Trainer::run() {
-    Timer session;
+    session_.reset();
     flops_per_token_ = task_->flops_per_token(*model_);
     if (flops_per_token_ > 0) {
         peak_gflops_ = cfg_.log.peak_gflops > 0 ? cfg_.log.peak_gflops : peak_gflops(ctx_.precision());
     }
     log_setup();
-    warn_about_lengths();
+    if (!budget_due(kBudgetCalibrationSteps)) warn_about_lengths();
     if (ctx_.lead() && Progress::terminal()) {
         bar_ = std::make_unique<Progress>("training", static_cast<double>(total_steps_), "steps", 1.0);
         bar_->update(static_cast<double>(start_step_), "");
@@ -322,6 +333,7 @@ TrainSummary Trainer::run() {
     for (int64_t step = start_step_; step < end_step_; step++) {
         at_step_start(step);
         train_one_step(step);
+        if (budget_due(step + 1)) fix_budget(step + 1);
         if (const int sig = stop_agreed(); sig != 0) {
             agreed_stop_ = sig;
             if (step + 1 < end_step_) {  // on the last step, the run simply ends
@@ -332,7 +344,7 @@ TrainSummary Trainer::run() {
     }
     TrainSummary summary;
     finish(summary);
-    summary.seconds = session.seconds();
+    summary.seconds = session_.seconds();
     return summary;
 }
 
@@ -349,6 +361,7 @@ void Trainer::at_step_start(int64_t step) {
     // The epoch's tally goes only after its checkpoint, which keeps it: a run resumed there logs
     // the same epoch line again, as the metrics it rewrites from that step on must hold it.
     if (epoch_end) state_.epoch_loss = {};
+    if (step == 0) draw_first_samples();
     if (ctx_.lead() && cfg_.sample.every > 0 && step > 0 && step % cfg_.sample.every == 0) {
         for (const std::string& s : task_->samples(*model_, ctx_.gemm(), 1)) log::info("step {:>6}: sample: {}", step, s);
     }
@@ -375,8 +388,53 @@ void Trainer::train_one_step(int64_t step) {
     state_.epoch_loss += r.loss;
     tokens_now_ += static_cast<double>(r.tokens);
     seconds_now_ += seconds;
+    if (step > start_step_) {
+        measured_seconds_ += seconds;
+        measured_steps_++;
+    }
     last_loss_ = loss;
     log_step(step, r, lr, seconds);
+}
+
+// The untrained model's samples, for the end's before-and-after (lm; sample.count of them).
+void Trainer::draw_first_samples() {
+    if (!ctx_.lead() || cfg_.sample.count == 0) return;
+    Timer timer;
+    state_.first_samples = task_->samples(*model_, ctx_.gemm(), cfg_.sample.count);
+    if (!state_.first_samples.empty()) sample_seconds_ = timer.seconds() / static_cast<double>(state_.first_samples.size());
+    for (const std::string& text : state_.first_samples) log::info("step      0: sample (untrained): {}", text);
+}
+
+bool Trainer::budget_due(int64_t steps_done) const {
+    return cfg_.train.time_budget > 0 && !epoch_based() && state_.budget_steps == 0 &&
+           steps_done >= kBudgetCalibrationSteps && measured_steps_ >= 3;
+}
+
+// train.time_budget: the run's length from the speed measured so far, fixed by the lead for
+// every process; the schedule, the log and each later checkpoint take it.
+void Trainer::fix_budget(int64_t steps_done) {
+    int64_t steps = 0;
+    const double step_seconds = measured_seconds_ / static_cast<double>(measured_steps_);
+    if (ctx_.lead()) {
+        const BudgetFigures f{.budget_seconds = cfg_.train.time_budget * 60,
+                              .spent_seconds = seconds_before_ + session_.seconds(),
+                              .steps_done = steps_done,
+                              .step_seconds = step_seconds,
+                              .eval_seconds = eval_seconds_,
+                              .eval_every = cfg_.eval.every,
+                              .sample_seconds = sample_seconds_,
+                              .sample_every = cfg_.sample.every,
+                              .samples_at_end = cfg_.sample.count};
+        steps = steps_within_budget(f, cfg_.train.max_steps);
+    }
+    ctx_.comm().broadcast(&steps, sizeof steps, 0);
+    total_steps_ = end_step_ = steps;
+    schedule_.total_steps = steps;
+    state_.max_steps = state_.budget_steps = steps;
+    if (bar_) bar_->set_total(static_cast<double>(steps));
+    log::info("time budget of {:g} min: {} steps at {:.0f} ms a step (measured over {}), evaluations of {:.1f} s",
+              cfg_.train.time_budget, steps, step_seconds * 1e3, measured_steps_, eval_seconds_);
+    warn_about_lengths();
 }
 
 void Trainer::log_step(int64_t step, const StepResult& r, double lr, double seconds) {
@@ -437,7 +495,9 @@ void Trainer::log_epoch(int64_t step) {
 
 void Trainer::evaluate(int64_t step) {
     if (!task_->has_validation()) return;
+    Timer timer;
     const Evaluation e = task_->evaluate(*model_, ctx_.comm());
+    eval_seconds_ = timer.seconds();
     last_eval_ = e;
     last_eval_step_ = step;
     if (metrics_) {
@@ -545,7 +605,8 @@ void Trainer::write_report(TrainSummary& summary) {
     const int64_t best = state_.best_step;
     const std::string where = epoch_based() && best >= 0 ? fmt::format("step {}, epoch {}", best, best / steps_per_epoch_)
                                                          : fmt::format("step {}", best);
-    summary.report = task_->report(*model_, {ctx_.comm(), ctx_.gemm(), ctx_.run_dir(), best, where});
+    summary.first_samples = state_.first_samples;
+    summary.report = task_->report(*model_, {ctx_.comm(), ctx_.gemm(), ctx_.run_dir(), best, where, summary.val_loss});
     if (!summary.report.empty()) log::to_file(summary.report);
 }
 

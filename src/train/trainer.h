@@ -31,6 +31,7 @@ struct TrainSummary {
     double tokens_per_s = 0;
     std::vector<std::string> plots;
     std::vector<std::string> samples;
+    std::vector<std::string> first_samples;  // drawn at step 0, untrained (lm)
     std::string report;       // the task's end-of-run report
     int rank = 0;             // of this process: only rank 0 reports
     int stopped_by = 0;       // the signal that stopped the run at `steps`, before its end (0: none)

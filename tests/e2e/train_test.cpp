@@ -399,6 +399,44 @@ TEST_F(TrainRun, ChangingMaxStepsOnResumeIsRefusedBelowTheStepAndSaidAbove) {
         << longer.err;
 }
 
+// train.time_budget: the first 10 steps measure, then the length is fixed once. A budget spent
+// before they end gives the shortest run (one more step); one far beyond gives max_steps;
+// either way a resume keeps the length, whatever budget it is given.
+TEST_F(TrainRun, ATimeBudgetFixesTheLengthOnceAndAResumeKeepsIt) {
+    const std::string budget = " --set optim.warmup_steps=10 --set train.time_budget=";
+    const std::string tight = config("tight", 200, 4);
+    const auto spent = run_lmforge("train " + tight + budget + "1e-6");
+    ASSERT_EQ(spent.status, 0) << spent.err;
+    EXPECT_NE(spent.err.find("time budget of 1e-06 min: 11 steps at"), std::string::npos) << spent.err;
+    const auto state = nlohmann::json::parse(test::slurp(path("runs/tight/checkpoints/step_000011/state.json")));
+    EXPECT_EQ(state["budget_steps"], 11);
+    EXPECT_EQ(state["max_steps"], 11);
+    const auto again = run_lmforge("train " + tight + budget + "1000");
+    EXPECT_EQ(again.status, 0) << again.err;
+    EXPECT_NE(again.out.find("is complete at step 11"), std::string::npos) << again.out;
+
+    const auto roomy = run_lmforge("train " + config("roomy", 15, 5) + budget + "1000");
+    ASSERT_EQ(roomy.status, 0) << roomy.err;
+    EXPECT_NE(roomy.err.find("time budget of 1000 min: 15 steps at"), std::string::npos) << roomy.err;
+    EXPECT_NE(roomy.out.find("trained " + path("runs/roomy") + " to step 15"), std::string::npos) << roomy.out;
+}
+
+// The end of an lm run: samples of the untrained model beside the trained one's, and the
+// validation perplexity against the unigram baseline.
+TEST_F(TrainRun, TheEndComparesSamplesBeforeAndAfterAndThePerplexityWithUnigrams) {
+    const auto o = run_lmforge("train " + config("compare", 30, 10) + " --set sample.count=2 --set sample.tokens=12");
+    ASSERT_EQ(o.status, 0) << o.err;
+    for (const char* heading : {"--- sample 1, untrained (step 0) ---", "--- sample 2, untrained (step 0) ---",
+                                "--- sample 1, trained (step 30) ---", "--- sample 2, trained (step 30) ---"}) {
+        EXPECT_NE(o.out.find(heading), std::string::npos) << heading << "\n" << o.out;
+    }
+    EXPECT_NE(o.out.find("for a unigram model of the training split"), std::string::npos) << o.out;
+    const auto state = nlohmann::json::parse(test::slurp(path("runs/compare/checkpoints/step_000030/state.json")));
+    ASSERT_EQ(state["first_samples"].size(), 2u);
+    EXPECT_NE(o.out.find(state["first_samples"][0].get<std::string>()), std::string::npos);
+    EXPECT_NE(test::slurp(path("runs/compare/train.log")).find("sample (untrained)"), std::string::npos);
+}
+
 TEST_F(TrainRun, BadInputGivesOneLine) {
     const std::string base = config("bad", 4, 2);
     expect_one_line_error(run_lmforge("train " + base + " --set train.batch_size=four"),

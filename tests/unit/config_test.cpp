@@ -101,6 +101,18 @@ TEST(Config, FloatsThatSinglePrecisionCannotHoldAreRefused) {
     EXPECT_NE(error_of("eps = 0.0").find("optim.eps = 0.0 must be positive"), std::string::npos);
 }
 
+TEST(Config, ATimeBudgetIsForStepRunsWithWarmUpToMeasureIn) {
+    const std::string base = "[data]\ndir = \"d\"\n";
+    EXPECT_EQ(parse(base, {"train.time_budget=9.5"}).train.time_budget, 9.5);
+    EXPECT_NE(input_error_of([&] { parse(base, {"train.time_budget=-1"}); }).find("must not be negative"),
+              std::string::npos);
+    EXPECT_NE(input_error_of([&] { parse(base, {"train.time_budget=5", "train.task=classify"}); }).find("train.epochs"),
+              std::string::npos);
+    const std::string e = input_error_of([&] { parse(base, {"train.time_budget=5", "optim.warmup_steps=9"}); });
+    EXPECT_NE(e.find("optim.warmup_steps = 9 must be at least 10"), std::string::npos) << e;
+    EXPECT_EQ(parse(base, {"train.time_budget=5", "optim.warmup_steps=10"}).optim.warmup_steps, 10);
+}
+
 TEST(Config, ResolvedDumpParsesBackToTheSame) {
     const TrainConfig c = parse("[data]\ndir = \"a \\\"b\\\"\\n\"\n[optim]\nlr = 2.5e-4\n[sample]\nprompt = \"x\\ty\"\n");
     const std::string dumped = config_to_toml(c);

@@ -19,12 +19,24 @@ using dnnl::memory;
 
 namespace {
 
+// The matmul C = A·B (+ bias). oneDNN 3 builds the primitive descriptor from the memory
+// descriptors directly; 2.x (Debian 12's 2.6) first makes an operation descriptor of them.
+dnnl::matmul::primitive_desc matmul_desc(const dnnl::engine& engine, const memory::desc& a, const memory::desc& b,
+                                         const memory::desc& bias, const memory::desc& c,
+                                         const dnnl::primitive_attr& attr) {
+#if DNNL_VERSION_MAJOR >= 3
+    return dnnl::matmul::primitive_desc(engine, a, b, bias, c, attr);  // a zero bias: none
+#else
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, c), attr, engine);
+#endif
+}
+
 // Whether oneDNN has a bf16 matmul on this CPU: asked once with a small shape.
 bool onednn_has_bf16_matmul(const dnnl::engine& engine) {
     const memory::desc a({16, 16}, memory::data_type::bf16, memory::format_tag::ab);
     const memory::desc c({16, 16}, memory::data_type::f32, memory::format_tag::ab);
     try {
-        dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, a, c), engine);
+        matmul_desc(engine, a, a, memory::desc(), c, dnnl::primitive_attr());
         return true;
     } catch (const dnnl::error&) {
         return false;
@@ -60,11 +72,10 @@ void cap_onednn_isa() {
         const char* asked = std::getenv("LMFORGE_ISA");
         if (asked == nullptr || *asked == '\0') return false;
         const Isa isa = active_isa();
-        const dnnl::cpu_isa cap = isa == Isa::Baseline ? dnnl::cpu_isa::sse41
-                                  : isa == Isa::Avx2   ? dnnl::cpu_isa::avx2
-                                  : isa == Isa::Avx512 ? dnnl::cpu_isa::avx512_core_bf16
-                                                       : dnnl::cpu_isa::all;
-        dnnl::set_max_cpu_isa(cap);
+        if (isa == Isa::Native) return false;  // a native build: what the CPU has
+        dnnl::set_max_cpu_isa(isa == Isa::Baseline ? dnnl::cpu_isa::sse41
+                              : isa == Isa::Avx2   ? dnnl::cpu_isa::avx2
+                                                   : dnnl::cpu_isa::avx512_core_bf16);
         return true;
     }();
     (void)capped;
@@ -125,6 +136,11 @@ void require_kernel_room(const GemmShape& s, memory::data_type in) {
 
 }  // namespace
 
+std::string onednn_version() {
+    const dnnl_version_t* v = dnnl_version();
+    return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
+}
+
 OnednnGemm::OnednnGemm(const OnednnPaths& paths)
     : engine_((cap_onednn_isa(), dnnl::engine::kind::cpu), 0),
       stream_(engine_),
@@ -152,7 +168,7 @@ OnednnGemm::Entry& OnednnGemm::entry_for(const GemmShape& s, bool has_bias, memo
             ops.append_sum(1.0f);  // C = A·B + C
             attr.set_post_ops(ops);
         }
-        const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, bias, c), attr, engine_);
+        const dnnl::matmul::primitive_desc pd = matmul_desc(engine_, a, b, bias, c, attr);
         return cache_.emplace(key, Entry{dnnl::matmul(pd), a, b, c, bias}).first->second;
     });
 }

@@ -23,6 +23,9 @@
 
 namespace lmforge::backend {
 
+// The oneDNN this process runs on, "3.13.2": --version says it (2.x and 3.x both work).
+std::string onednn_version();
+
 // Paths a test can force, so that it covers them on any CPU.
 struct OnednnPaths {
     bool widen_bf16 = false;           // widen bf16 operands even where bf16 is native

@@ -7,6 +7,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "backend/gemm_onednn.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -26,7 +27,7 @@ int fail(int status, const std::string& message) {
 int main(int argc, char** argv) {
     lmforge::take_signals_on_own_thread();  // before any thread starts: they inherit its mask
     CLI::App app{"lmforge: train GPT-2-class language models on CPUs, in C++"};
-    app.set_version_flag("--version", lmforge::version_line());
+    app.set_version_flag("--version", lmforge::version_line() + ", oneDNN " + lmforge::backend::onednn_version());
     app.require_subcommand(1);
     lmforge::cli::add_bench_command(app);
     lmforge::cli::add_data_command(app);

@@ -1,8 +1,9 @@
 // Bad input to the lmforge program: one line on stderr naming the field and the value, exit
 // status 2, no crash and no stack trace.
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
+#include <oneapi/dnnl/dnnl_version.h>
+
 #include <string>
 
 #include "cli_util.h"
@@ -131,6 +132,9 @@ TEST(Cli, HelpAndVersionSucceed) {
     const std::string version = cmake.substr(at, cmake.find(' ', at) - at);
     EXPECT_EQ(v.out.rfind("lmforge " + version + " (commit ", 0), 0u) << v.out;
     EXPECT_EQ(v.out.find("(commit unknown)"), std::string::npos) << v.out;  // built from this git checkout
+    // The oneDNN it runs on is the one it was built against (2.x or 3.x).
+    const std::string onednn = ", oneDNN " + std::to_string(DNNL_VERSION_MAJOR) + "." + std::to_string(DNNL_VERSION_MINOR) + ".";
+    EXPECT_NE(v.out.find(onednn), std::string::npos) << v.out;
 }
 
 }  // namespace

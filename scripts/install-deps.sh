@@ -10,6 +10,9 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libcurl4-openssl-dev zlib1g-dev ca-certificates
   libgtest-dev libbenchmark-dev
+  # A single-node Slurm cluster for the tests: slurmctld, slurmd and the clients (srun, sbatch);
+  # srun --mpi=pmix's plugin (slurm-wlm-basic-plugins; pmi2 is there too) loads libpmix.so.
+  slurm-wlm slurm-wlm-basic-plugins libpmix-dev munge
   python3 python3-venv
 )
 

@@ -49,7 +49,8 @@ std::vector<int> as_int(const std::vector<int64_t>& counts) {
 }
 
 // mpirun terminates the processes when one fails, and when it is interrupted itself (Ctrl-C,
-// SIGTERM): say so, in one line, and stop.
+// SIGTERM): say so, in one line, and stop. (Not under srun: there a SIGTERM is Slurm's request
+// to stop, sent to every task, and the trainer stops with a checkpoint.)
 void on_terminate(int) {
     static const char kMessage[] =
         "lmforge: error: terminated by mpirun: another process of the run failed, or mpirun was interrupted "
@@ -60,7 +61,7 @@ void on_terminate(int) {
 
 class MpiCommunicator final : public Communicator {
 public:
-    MpiCommunicator() {
+    explicit MpiCommunicator(const SrunTask& task) {
         int provided = 0;
         check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "Init");
         // Errors come back as codes, turned into one-line Errors, rather than aborting here.
@@ -70,7 +71,13 @@ public:
         MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local_);
         MPI_Comm_rank(local_, &local_rank_);
         MPI_Comm_size(local_, &local_size_);
-        std::signal(SIGTERM, on_terminate);
+        // srun's tasks where every process's place in the step is its rank and the step has as
+        // many tasks as the world (not the processes of a launcher that srun started once per
+        // host): all must agree.
+        int srun = task.procid == rank_ && task.tasks == size_ ? 1 : 0;
+        check(MPI_Allreduce(MPI_IN_PLACE, &srun, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "Allreduce");
+        srun_tasks_ = srun == 1;
+        if (!srun_tasks_) std::signal(SIGTERM, on_terminate);
     }
     ~MpiCommunicator() override {
         // Unwinding from an error the other ranks need not share (rank 0 failing to write a
@@ -151,6 +158,7 @@ public:
         }
     }
     void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "Barrier"); }
+    bool started_by_srun() const override { return srun_tasks_; }
 
 private:
     void gatherv(const void* mine, void* all, MPI_Datatype type, const std::vector<int64_t>& counts, int root) {
@@ -159,6 +167,7 @@ private:
     }
 
     int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+    bool srun_tasks_ = false;
     MPI_Comm local_ = MPI_COMM_NULL;
     std::vector<MPI_Request> requests_;
 };
@@ -174,9 +183,10 @@ bool launched_by_mpi() {
 }  // namespace
 
 std::unique_ptr<Communicator> make_communicator() {
+    const SrunTask task = srun_task();  // read before MPI_Init, which may add variables of its own
     // Alone, skip MPI_Init: OpenMPI's singleton start spawns helpers we do not need.
-    if (!launched_by_mpi()) return std::make_unique<SingleCommunicator>();
-    return std::make_unique<MpiCommunicator>();
+    if (!launched_by_mpi()) return std::make_unique<SingleCommunicator>(task.procid == 0 && task.tasks == 1);
+    return std::make_unique<MpiCommunicator>(task);
 }
 
 }  // namespace lmforge

@@ -9,6 +9,8 @@ namespace lmforge {
 
 class SingleCommunicator final : public Communicator {
 public:
+    // started_by_srun: the one task of a job step that srun started (srun_task()).
+    explicit SingleCommunicator(bool started_by_srun = false) : started_by_srun_(started_by_srun) {}
     int rank() const override { return 0; }
     int size() const override { return 1; }
     int local_rank() const override { return 0; }
@@ -33,6 +35,10 @@ public:
     }
     void broadcast(void*, size_t, int) override {}
     void barrier() override {}
+    bool started_by_srun() const override { return started_by_srun_; }
+
+private:
+    bool started_by_srun_;
 };
 
 }  // namespace lmforge

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <functional>
@@ -28,6 +30,32 @@ void on_lead_agreed(Communicator& comm, const std::function<void()>& work) {
     const bool failed = comm.size() > 1 ? comm.allreduce_max(failure ? 1.0 : 0.0) > 0 : failure != nullptr;
     if (failure) std::rethrow_exception(failure);
     if (failed) throw InputError(fmt::format("rank {}: rank 0 could not start the run (its error says why)", comm.rank()));
+}
+
+namespace {
+
+// A variable srun sets, as a whole number of at least `lo`.
+int slurm_number(const char* name, const char* text, int lo) {
+    int value = 0;
+    const char* end = text + std::char_traits<char>::length(text);
+    const auto [at, ec] = std::from_chars(text, end, value);
+    if (ec != std::errc() || at != end || at == text || value < lo) {
+        throw InputError(fmt::format("{} = \"{}\" in the environment: expected a whole number of at least {}", name,
+                                     text, lo),
+                         "Slurm's srun sets it in each task it starts; unset it outside a Slurm job step");
+    }
+    return value;
+}
+
+}  // namespace
+
+SrunTask srun_task() {
+    const char* step = std::getenv("SLURM_STEP_ID");
+    const char* procid = std::getenv("SLURM_PROCID");
+    const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
+    if (step == nullptr || procid == nullptr || tasks == nullptr) return {};
+    if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr) return {};
+    return {slurm_number("SLURM_PROCID", procid, 0), slurm_number("SLURM_STEP_NUM_TASKS", tasks, 1)};
 }
 
 int threads_for(int own_cores, int processes_sharing_them) {

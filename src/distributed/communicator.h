@@ -47,7 +47,23 @@ public:
 
     virtual void broadcast(void* data, size_t bytes, int root) = 0;
     virtual void barrier() = 0;
+
+    // Whether Slurm's srun started every process of the run, each as one task of a job step (not
+    // mpirun, nor a launcher that srun started): then Slurm signals each process itself (scancel,
+    // a job's time limit), and SIGTERM asks for a stop with a checkpoint, as SIGUSR1 does under
+    // mpirun.
+    virtual bool started_by_srun() const = 0;
 };
+
+// What srun sets in each task it starts: its place in the job step (SLURM_PROCID of
+// SLURM_STEP_NUM_TASKS). procid is -1 where srun did not start the process: a variable is
+// missing (SLURM_STEP_ID too), or OpenMPI's mpirun or orted did, which set OMPI_COMM_WORLD_SIZE,
+// under Slurm too. InputError where one is not a whole number.
+struct SrunTask {
+    int procid = -1;
+    int tasks = 0;
+};
+SrunTask srun_task();
 
 // MPI when the process was started by an MPI launcher (mpirun, mpiexec, srun with PMI),
 // the single-process communicator otherwise: the same binary runs either way.

@@ -18,6 +18,7 @@ namespace {
 // interrupted.
 std::atomic<int> g_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free);
+std::atomic<bool> g_under_srun{false};  // then a repeat is absorbed, and said once
 
 struct Installed {
     int sig;
@@ -29,27 +30,34 @@ std::vector<Installed> g_installed;
 // signal interrupted may be about to read it.
 void on_stop_signal(int sig) {
     const int saved_errno = errno;
-    g_signal.store(sig, std::memory_order_relaxed);
+    const int before = g_signal.exchange(sig, std::memory_order_relaxed);
     static const char kMessage[] =
         "lmforge: stop requested: finishing this step to save a checkpoint (send it again to stop at once)\n";
-    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+    static const char kSrunMessage[] =
+        "lmforge: stop requested: finishing this step to save a checkpoint (scancel --signal=KILL stops at once)\n";
+    if (!g_under_srun.load(std::memory_order_relaxed)) {
+        [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+    } else if (before == 0) {
+        [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kSrunMessage, sizeof(kSrunMessage) - 1);
+    }
     errno = saved_errno;
 }
 
 }  // namespace
 
-StopRequest::StopRequest(bool under_mpirun) {
+StopRequest::StopRequest(Launcher launcher) : launcher_(launcher) {
     if (!g_installed.empty()) throw Error("StopRequest: one at a time");
     g_signal.store(0, std::memory_order_relaxed);
+    g_under_srun.store(launcher == Launcher::Srun, std::memory_order_relaxed);
     std::vector<int> signals = {SIGUSR1};
-    if (!under_mpirun) signals.insert(signals.end(), {SIGINT, SIGTERM});
+    if (launcher != Launcher::Mpirun) signals.insert(signals.end(), {SIGINT, SIGTERM});
     for (int sig : signals) {
         struct sigaction action = {};
         action.sa_handler = on_stop_signal;
         sigemptyset(&action.sa_mask);
-        // Back to the default action once delivered: the second signal ends the process.
-        // SA_RESTART: a write or read the signal interrupts goes on.
-        action.sa_flags = SA_RESETHAND | SA_RESTART;
+        // Back to the default action once delivered: the second signal ends the process (not
+        // under srun). SA_RESTART: a write or read the signal interrupts goes on.
+        action.sa_flags = SA_RESTART | (launcher == Launcher::Srun ? 0 : SA_RESETHAND);
         Installed i{sig, {}};
         sigaction(sig, &action, &i.previous);
         g_installed.push_back(i);
@@ -59,7 +67,11 @@ StopRequest::StopRequest(bool under_mpirun) {
 StopRequest::~StopRequest() {
     struct sigaction ignore = {};
     ignore.sa_handler = SIG_IGN;
-    for (const Installed& i : g_installed) sigaction(i.sig, i.sig == late_ ? &ignore : &i.previous, nullptr);
+    // Under srun, once stopped, Slurm's repeats until the process exits change nothing.
+    const bool stopped_under_srun = launcher_ == Launcher::Srun && signal() != 0;
+    for (const Installed& i : g_installed) {
+        sigaction(i.sig, i.sig == late_ || stopped_under_srun ? &ignore : &i.previous, nullptr);
+    }
     g_installed.clear();
 }
 

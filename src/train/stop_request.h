@@ -1,18 +1,23 @@
 // A request to stop training at the next step boundary and save a checkpoint there, made by a
 // signal: SIGINT (Ctrl-C), SIGTERM (a batch scheduler's notice before it kills) or SIGUSR1.
 // Under mpirun only SIGUSR1, which mpirun forwards to every process; SIGINT and SIGTERM it
-// answers by terminating the job itself (distributed/comm_mpi.cpp says so). A second signal of the
-// same kind ends the process at once, as if nothing were installed: a step can be long. The
-// handlers run on the thread that takes lmforge's signals (core/signal_thread.h).
+// answers by terminating the job itself (distributed/comm_mpi.cpp says so). A second signal of
+// the same kind ends the process at once, as if nothing were installed: a step can be long.
+// Under srun, which signals every task itself (scancel, a job's time limit), all three, and a
+// repeat is absorbed instead: Slurm sends a time limit's SIGTERM twice in a row (50 ms apart on
+// Slurm 22.05), and ends the job itself (SIGKILL) KillWait seconds after. The handlers run on
+// the thread that takes lmforge's signals (core/signal_thread.h).
 #pragma once
 
 namespace lmforge {
 
 class StopRequest {
 public:
+    enum class Launcher { None, Mpirun, Srun };  // what started the process
+
     // Installs the handlers until destruction (then the previous ones are back, or SIG_IGN for
-    // a late signal, below).
-    explicit StopRequest(bool under_mpirun);
+    // a late signal, below; under srun, for every stop signal once one has come).
+    explicit StopRequest(Launcher launcher);
     ~StopRequest();
     StopRequest(const StopRequest&) = delete;
     StopRequest& operator=(const StopRequest&) = delete;
@@ -25,6 +30,7 @@ public:
     void ignore_late(int sig) { late_ = sig; }
 
 private:
+    Launcher launcher_;
     int late_ = 0;
 };
 

@@ -328,7 +328,11 @@ TrainSummary Trainer::run() {
         log::set_stderr_sink([this](const std::string& line) { bar_->print_above(line); });
     }
     // Ctrl-C and the like stop the loop between steps; every process stops after the same one.
-    stop_ = std::make_unique<StopRequest>(ctx_.comm().name() == "mpi");
+    using Launcher = StopRequest::Launcher;
+    const Communicator& comm = ctx_.comm();
+    stop_ = std::make_unique<StopRequest>(comm.started_by_srun() ? Launcher::Srun
+                                          : comm.name() == "mpi" ? Launcher::Mpirun
+                                                                 : Launcher::None);
     end_step_ = total_steps_;
     for (int64_t step = start_step_; step < end_step_; step++) {
         at_step_start(step);

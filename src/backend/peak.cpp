@@ -77,12 +77,17 @@ double scalar(long iterations, float& sink) {
 
 using Loop = double (*)(long, float&);
 
-Loop loop_for(PeakKind kind) {
+struct PeakLoop {
+    Loop loop;
+    const char* unit;
+};
+
+PeakLoop loop_for(PeakKind kind) {
     __builtin_cpu_init();
-    if (kind == PeakKind::Bf16Dot && __builtin_cpu_supports("avx512bf16")) return dot_bf16;
-    if (__builtin_cpu_supports("avx512f")) return fma_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return fma_avx2;
-    return scalar;
+    if (kind == PeakKind::Bf16Dot && __builtin_cpu_supports("avx512bf16")) return {dot_bf16, "vdpbf16ps (AVX512_BF16)"};
+    if (__builtin_cpu_supports("avx512f")) return {fma_avx512, "fp32 FMA (AVX-512)"};
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {fma_avx2, "fp32 FMA (AVX2)"};
+    return {scalar, "fp32 scalar"};
 }
 
 double measure(Loop loop) {
@@ -121,12 +126,14 @@ double measured_peak_gflops(PeakKind kind) {
     const std::lock_guard lock(peaks_mutex);
     const auto key = std::make_pair(kind, omp_get_max_threads());
     auto it = peaks.find(key);
-    if (it == peaks.end()) it = peaks.emplace(key, measure(loop_for(kind))).first;
+    if (it == peaks.end()) it = peaks.emplace(key, measure(loop_for(kind).loop)).first;
     return it->second;
 }
 
+const char* peak_unit(PeakKind kind) { return loop_for(kind).unit; }
+
 double remeasured_peak_gflops(PeakKind kind) {
-    const double again = measure(loop_for(kind));
+    const double again = measure(loop_for(kind).loop);
     const std::lock_guard lock(peaks_mutex);
     double& best = peaks[std::make_pair(kind, omp_get_max_threads())];
     best = std::max(best, again);

@@ -13,6 +13,10 @@ enum class PeakKind {
 // one's best of forty ~1 ms runs. Measured once per kind and thread count, then remembered.
 double measured_peak_gflops(PeakKind kind);
 
+// The instruction whose rate measured_peak_gflops(kind) is on this CPU: "vdpbf16ps (AVX512_BF16)",
+// "fp32 FMA (AVX-512)", "fp32 FMA (AVX2)" or "fp32 scalar": the unit the MFU is a fraction of.
+const char* peak_unit(PeakKind kind);
+
 // Measures again and remembers the higher figure. A measurement still reads low when
 // something else holds the cores for all of a thread's runs (the host of a virtual machine,
 // for a while): a model then seems to run above the peak.

@@ -79,6 +79,7 @@ void run(const BenchFlags& f) {
             {"step_ms_median", r.step_ms_median}, {"step_ms_min", r.step_ms_min},
             {"step_ms_max", r.step_ms_max}, {"tokens_per_s", r.tokens_per_s},
             {"model_gflops", r.model_gflops}, {"peak_gflops", opts.peak_gflops},
+            {"peak_unit", f.peak_gflops ? "--peak-gflops" : peak_unit(opts.precision)},
             {"util_peak", r.utilisation}, {"loss_first", r.loss_first},
             {"loss_last", r.loss_last}, {"max_rss_mb", r.max_rss_mb},
             {"activation_mb", r.activation_mb}, {"recompute", recompute_name(opts.recompute)},
@@ -97,8 +98,9 @@ void run(const BenchFlags& f) {
                r.step_ms_min, r.step_ms_max);
     fmt::print("phases     forward + backward {:.1f}, grad norm + AdamW {:.1f} ms\n", r.forward_backward_ms,
                r.optimizer_ms);
-    fmt::print("throughput {:.0f} tokens/s, {:.1f} model GFLOP/s = {:.1f}% of {:.0f} GFLOP/s peak\n",
-               r.tokens_per_s, r.model_gflops, 100.0 * r.utilisation, opts.peak_gflops);
+    fmt::print("throughput {:.0f} tokens/s, {:.1f} model GFLOP/s = {:.1f}% of {:.0f} GFLOP/s peak ({})\n",
+               r.tokens_per_s, r.model_gflops, 100.0 * r.utilisation, opts.peak_gflops,
+               f.peak_gflops ? "--peak-gflops" : peak_unit(opts.precision));
     fmt::print("memory     {:.0f} MiB peak RSS ({:.0f} MiB activations, recompute {}: {:.0f} MiB saved; Adam moments in {})\n",
                r.max_rss_mb, r.activation_mb, recompute_name(opts.recompute), r.activation_saved_mb,
                moment_precision_name(opts.moments));

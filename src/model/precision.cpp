@@ -46,6 +46,8 @@ backend::PeakKind peak_kind(Precision p) {
 
 double peak_gflops(Precision p) { return backend::measured_peak_gflops(peak_kind(p)); }
 
+const char* peak_unit(Precision p) { return backend::peak_unit(peak_kind(p)); }
+
 double remeasured_peak_gflops(Precision p) { return backend::remeasured_peak_gflops(peak_kind(p)); }
 
 }  // namespace lmforge

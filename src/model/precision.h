@@ -15,6 +15,9 @@ enum class Precision { Fp32, Bf16 };
 // utilisation unless one is given.
 double peak_gflops(Precision p);
 
+// What that peak is a rate of: "vdpbf16ps (AVX512_BF16)", "fp32 FMA (AVX-512)", ...
+const char* peak_unit(Precision p);
+
 // The same measured again, keeping the higher figure (backend::remeasured_peak_gflops): for when
 // a model seems to run faster than the first measurement allows.
 double remeasured_peak_gflops(Precision p);

@@ -289,7 +289,8 @@ void Trainer::log_setup() const {
               epoch_based() ? fmt::format(" ({} epochs of {})", cfg_.train.epochs, steps_per_epoch_) : "");
     if (flops_per_token_ > 0) {
         log::info("peak: {:.4g} GFLOP/s per process ({}), the denominator of the MFU", peak_gflops_,
-                  cfg_.log.peak_gflops > 0 ? "log.peak_gflops" : "measured");
+                  cfg_.log.peak_gflops > 0 ? "log.peak_gflops"
+                                           : fmt::format("measured: {}", peak_unit(ctx_.precision())));
     }
     log::to_file(fmt::format("resolved configuration (also in {}/config.toml):\n{}", ctx_.run_dir(), config_toml_));
 }

@@ -242,6 +242,17 @@ TEST(Peak, MeasuredOncePerKindAsAFiniteRate) {
     }
 }
 
+TEST(Peak, NamesTheInstructionItIsARateOf) {
+    // The widest of the CPU's: bf16 dot products only where it has AVX512_BF16.
+    __builtin_cpu_init();
+    const std::string fma = __builtin_cpu_supports("avx512f") ? "fp32 FMA (AVX-512)"
+                            : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "fp32 FMA (AVX2)"
+                                                                                               : "fp32 scalar";
+    EXPECT_EQ(backend::peak_unit(backend::PeakKind::Fp32Fma), fma);
+    EXPECT_EQ(backend::peak_unit(backend::PeakKind::Bf16Dot),
+              __builtin_cpu_supports("avx512bf16") ? std::string("vdpbf16ps (AVX512_BF16)") : fma);
+}
+
 TEST(Peak, MeasuredAgainKeepsTheHigherFigure) {
     // A first measurement on busy cores reads low; measuring again may only raise what is
     // remembered, and what is asked for next is that figure.

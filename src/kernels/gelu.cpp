@@ -1,7 +1,10 @@
 #include "kernels/gelu.h"
 
+#include <omp.h>
+
 #include <type_traits>
 
+#include "backend/threads.h"
 #include "kernels/bf16.h"
 #include "kernels/fast_math.h"
 #include "kernels/matmul.h"
@@ -79,8 +82,12 @@ void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n) 
 
 void gelu_backward_bf16_bias(bf16* dinp_h, float* dbias, const float* dout, const float* inp, int64_t rows,
                              int64_t cols) {
-    to_bf16_with_column_sums(dinp_h, dbias, rows, cols,
-                             [dout, inp](int64_t i) { return gelu_tanh_grad(inp[i]) * dout[i]; });
+#pragma omp parallel
+    {
+        const auto [c0, c1] = backend::thread_slice(cols, omp_get_thread_num(), omp_get_num_threads());
+        to_bf16_with_column_sums(dinp_h, dbias, rows, cols, c0, c1,
+                                 [dout, inp](int64_t i) { return gelu_tanh_grad(inp[i]) * dout[i]; });
+    }
 }
 
 void gelu_erf_forward(float* out, const float* inp, int64_t n) { forward_erf(out, inp, n); }

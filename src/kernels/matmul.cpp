@@ -58,7 +58,11 @@ void to_bf16_with_bias_backward(uint16_t* dout_h, float* dbias, const float* dou
         to_bf16(dout_h, dout, N * OC);
         return;
     }
-    to_bf16_with_column_sums(dout_h, dbias, N, OC, [dout](int64_t i) { return dout[i]; });
+#pragma omp parallel
+    {
+        const auto [c0, c1] = backend::thread_slice(OC, omp_get_thread_num(), omp_get_num_threads());
+        to_bf16_with_column_sums(dout_h, dbias, N, OC, c0, c1, [dout](int64_t i) { return dout[i]; });
+    }
 }
 
 }  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE

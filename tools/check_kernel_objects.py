@@ -32,6 +32,20 @@ def functions(obj):
         yield name, body
 
 
+def outer_name(name):
+    """The function's own qualified name: the demangled name without template arguments,
+    parameters and lambda bodies, in whose types another namespace may appear."""
+    depth, out = 0, []
+    for ch in name:
+        if ch in "<({":
+            depth += 1
+        elif ch in ">)}":
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
+
+
 def check(build, vectorized):
     ok = True
     for level, register in [("avx2", "ymm"), ("avx512", "zmm")]:
@@ -42,11 +56,17 @@ def check(build, vectorized):
         for obj in objects:
             for name, body in functions(obj):
                 wide = any(re.search(r"[yz]mm", line) for line in body)
-                own = f"lmforge::kernels::{level}::" in name
+                own = f"lmforge::kernels::{level}::" in outer_name(name)
                 used += wide and own and any(register in line for line in body)
                 if wide and not own:
                     print(f"{os.path.basename(obj)} ({level}): {name} uses wide registers outside "
                           f"lmforge::kernels::{level}::")
+                    ok = False
+                if "._omp_fn." in name and not own:
+                    # A parallel region in shared code (a header's template) is outlined at
+                    # the baseline level, and the level's kernel runs its loop there.
+                    print(f"{os.path.basename(obj)} ({level}): {name}: a parallel region outside "
+                          f"lmforge::kernels::{level}::, compiled at the baseline level")
                     ok = False
         print(f"{level}: {used} kernel functions use {register}")
         ok &= used > 0 or not vectorized

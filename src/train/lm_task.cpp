@@ -116,16 +116,21 @@ public:
     }
 
     // What the run learned, in one line: the validation loss against a model that knows only
-    // the training split's token frequencies (data/shard_check.h), the bar any model must clear.
+    // the training split's token frequencies (data/shard_check.h), the bar any model must clear;
+    // best/'s where it is not the end's (a long run on a small text overfits).
     std::string report(Model& model, const ReportContext& ctx) override {
         (void)model;
         if (ctx.comm.rank() != 0 || !std::isfinite(ctx.val_loss)) return "";
         const double unigram = check_shards(cfg_.data.dir, model_cfg_.vocab_size).unigram_val_loss;
         if (!std::isfinite(unigram)) return "";
-        return fmt::format("validation perplexity {:.1f}, against {:.1f} for a unigram model of the training split: "
+        const bool best_earlier = std::isfinite(ctx.best_val_loss) && ctx.best_val_loss < ctx.val_loss;
+        const double loss = best_earlier ? ctx.best_val_loss : ctx.val_loss;
+        const std::string which = best_earlier ? fmt::format(" at best/ ({}), {:.1f} at the end", ctx.best,
+                                                             std::exp(ctx.val_loss))
+                                               : "";
+        return fmt::format("validation perplexity {:.1f}{}, against {:.1f} for a unigram model of the training split: "
                            "{:.1f}x lower (loss {:.4f} against {:.4f})\n",
-                           std::exp(ctx.val_loss), std::exp(unigram), std::exp(unigram - ctx.val_loss), ctx.val_loss,
-                           unigram);
+                           std::exp(loss), which, std::exp(unigram), std::exp(unigram - loss), loss, unigram);
     }
 
 private:

@@ -58,6 +58,7 @@ struct ReportContext {
     int64_t best_step = -1;  // of best/ (-1: none)
     std::string best;        // "step 150, epoch 5": best/ for the report's heading
     double val_loss = 0;     // the last evaluation's (NaN: none)
+    double best_val_loss = 0;  // best/'s evaluation loss (infinite: none)
 };
 
 class Task {

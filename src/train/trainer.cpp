@@ -611,7 +611,8 @@ void Trainer::write_report(TrainSummary& summary) {
     const std::string where = epoch_based() && best >= 0 ? fmt::format("step {}, epoch {}", best, best / steps_per_epoch_)
                                                          : fmt::format("step {}", best);
     summary.first_samples = state_.first_samples;
-    summary.report = task_->report(*model_, {ctx_.comm(), ctx_.gemm(), ctx_.run_dir(), best, where, summary.val_loss});
+    summary.report = task_->report(*model_, {ctx_.comm(), ctx_.gemm(), ctx_.run_dir(), best, where, summary.val_loss,
+                                                      state_.best_loss});
     if (!summary.report.empty()) log::to_file(summary.report);
 }
 

@@ -2,10 +2,12 @@
 // kill -9 (also mid-save) and after Ctrl-C's stop at a step, the run directory's outputs (metrics, plots, TensorBoard events),
 // and bad input (config types, missing data, another model's checkpoint, an unwritable run
 // directory, a disk that fills during a checkpoint).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -471,10 +473,9 @@ TEST_F(TrainRun, BestHoldsTheLowestValidationLossEvenWhereNoCheckpointFalls) {
     // lowest loss, whichever step it fell on. The rising learning rate of a long warm-up makes
     // the loss climb after its first fall, so the best step is not the last. In fp32 on every
     // CPU: with precision auto, an AMX CPU's bf16 took another path, whose best was its last.
-    ASSERT_EQ(run_lmforge("train " + config("best", 40, 0) +
-                          " --set optim.lr=0.3 --set optim.warmup_steps=40 --set train.precision=fp32")
-                  .status,
-              0);
+    const auto run = run_lmforge("train " + config("best", 40, 0) +
+                                 " --set optim.lr=0.3 --set optim.warmup_steps=40 --set train.precision=fp32");
+    ASSERT_EQ(run.status, 0) << run.err;
     double lowest = 1e9;
     int64_t lowest_step = -1;
     std::ifstream in(path("runs/best/metrics.jsonl"));
@@ -491,6 +492,9 @@ TEST_F(TrainRun, BestHoldsTheLowestValidationLossEvenWhereNoCheckpointFalls) {
     EXPECT_EQ(best["step"].get<int64_t>(), lowest_step);
     EXPECT_EQ(best["best_step"].get<int64_t>(), lowest_step);
     EXPECT_NEAR(best["best_loss"].get<double>(), lowest, 1e-6 * lowest);
+    // The report's perplexity is best/'s, with the end's beside it.
+    const std::string at_best = fmt::format("validation perplexity {:.1f} at best/ (step {}), ", std::exp(lowest), lowest_step);
+    EXPECT_NE(run.out.find(at_best), std::string::npos) << at_best << "\n" << run.out;
     const auto e = run_lmforge("eval --batches 3 --batch-size 4 --seq-len 64 --checkpoint " + path("runs/best/best") + " --data " + path("data"));
     ASSERT_EQ(e.status, 0) << e.err;
     EXPECT_NEAR(nlohmann::json::parse(e.out)["loss"].get<double>(), lowest, 1e-4 * lowest);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The main job, from a fresh machine: install packages, build, fetch Moby Dick and GPT-2's
-# tokenizer, prepare the shards, then train configs/moby-small.toml (on 2 cores: about 3
-# minutes in bf16 on a CPU with AVX512_BF16, 20 in fp32 on an AVX2-only one), print samples
-# and where the plots are. Run again, it resumes (or reports the finished run); remove
-# runs/moby-small to train afresh.
+# tokenizer, prepare the shards, then train configs/moby-small.toml for a 10-minute budget
+# (as many steps as fit on this CPU), and print the untrained model's samples beside the
+# trained one's, the validation perplexity against the unigram baseline, and where the plots
+# are. Run again, it resumes (or reports the finished run); remove runs/moby-small to train
+# afresh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh release

@@ -78,6 +78,7 @@ private:
     int64_t epoch_of(int64_t step) const { return epoch_based() ? step / steps_per_epoch_ + 1 : 0; }
     void at_step_start(int64_t step);
     void draw_first_samples();
+    bool budget_pending() const;
     bool budget_due(int64_t steps_done) const;
     void fix_budget(int64_t steps_done);
     void train_one_step(int64_t step);
@@ -284,8 +285,12 @@ void Trainer::log_setup() const {
               model_->layout().count(), static_cast<double>(model_->activation_bytes()) / 1048576.0,
               cfg_.train.recompute);
     log::info("{}", task_->describe_data());
-    log::info("batch: {} sequences x {} accumulation x {} process{} = {} sequences per step; {} steps{}", plan_.B,
-              plan_.accumulation, ctx_.world(), ctx_.world() > 1 ? "es" : "", G, total_steps_,
+    const std::string steps = budget_pending()
+                                  ? fmt::format("as many steps as fit in {:g} min, at most {}", cfg_.train.time_budget,
+                                                total_steps_)
+                                  : fmt::format("{} steps", total_steps_);
+    log::info("batch: {} sequences x {} accumulation x {} process{} = {} sequences per step; {}{}", plan_.B,
+              plan_.accumulation, ctx_.world(), ctx_.world() > 1 ? "es" : "", G, steps,
               epoch_based() ? fmt::format(" ({} epochs of {})", cfg_.train.epochs, steps_per_epoch_) : "");
     if (flops_per_token_ > 0) {
         log::info("peak: {:.4g} GFLOP/s per process ({}), the denominator of the MFU", peak_gflops_,
@@ -322,7 +327,7 @@ TrainSummary Trainer::run() {
         peak_gflops_ = cfg_.log.peak_gflops > 0 ? cfg_.log.peak_gflops : peak_gflops(ctx_.precision());
     }
     log_setup();
-    if (!budget_due(kBudgetCalibrationSteps)) warn_about_lengths();
+    if (!budget_pending()) warn_about_lengths();  // with a budget, once it is fixed
     if (ctx_.lead() && Progress::terminal()) {
         bar_ = std::make_unique<Progress>("training", static_cast<double>(total_steps_), "steps", 1.0);
         bar_->update(static_cast<double>(start_step_), "");
@@ -410,9 +415,13 @@ void Trainer::draw_first_samples() {
     for (const std::string& text : state_.first_samples) log::info("step      0: sample (untrained): {}", text);
 }
 
+// train.time_budget's length is still to be fixed (it is kept once it is).
+bool Trainer::budget_pending() const {
+    return cfg_.train.time_budget > 0 && !epoch_based() && state_.budget_steps == 0;
+}
+
 bool Trainer::budget_due(int64_t steps_done) const {
-    return cfg_.train.time_budget > 0 && !epoch_based() && state_.budget_steps == 0 &&
-           steps_done >= kBudgetCalibrationSteps && measured_steps_ >= 3;
+    return budget_pending() && steps_done >= kBudgetCalibrationSteps && measured_steps_ >= 3;
 }
 
 // train.time_budget: the run's length from the speed measured so far, fixed by the lead for

@@ -409,6 +409,8 @@ TEST_F(TrainRun, ATimeBudgetFixesTheLengthOnceAndAResumeKeepsIt) {
     const std::string tight = config("tight", 200, 4);
     const auto spent = run_lmforge("train " + tight + budget + "1e-6");
     ASSERT_EQ(spent.status, 0) << spent.err;
+    EXPECT_NE(spent.err.find("sequences per step; as many steps as fit in 1e-06 min, at most 200"), std::string::npos)
+        << spent.err;
     EXPECT_NE(spent.err.find("time budget of 1e-06 min: 11 steps at"), std::string::npos) << spent.err;
     const auto state = nlohmann::json::parse(test::slurp(path("runs/tight/checkpoints/step_000011/state.json")));
     EXPECT_EQ(state["budget_steps"], 11);

@@ -128,9 +128,11 @@ public:
         const std::string which = best_earlier ? fmt::format(" at best/ ({}), {:.1f} at the end", ctx.best,
                                                              std::exp(ctx.val_loss))
                                                : "";
+        const std::string ratio = loss <= unigram ? fmt::format("{:.1f}x lower", std::exp(unigram - loss))
+                                                  : fmt::format("{:.1f}x higher: not yet past it", std::exp(loss - unigram));
         return fmt::format("validation perplexity {:.1f}{}, against {:.1f} for a unigram model of the training split: "
-                           "{:.1f}x lower (loss {:.4f} against {:.4f})\n",
-                           std::exp(loss), which, std::exp(unigram), std::exp(unigram - loss), loss, unigram);
+                           "{} (loss {:.4f} against {:.4f})\n",
+                           std::exp(loss), which, std::exp(unigram), ratio, loss, unigram);
     }
 
 private:

@@ -7,36 +7,26 @@ namespace lmforge {
 namespace {
 
 TEST(TimeBudget, StepsAloneFillWhatIsLeft) {
-    BudgetFigures f;
-    f.budget_seconds = 600;
-    f.spent_seconds = 5;
-    f.steps_done = 10;
-    f.step_seconds = 0.5;
+    const BudgetFigures f{.budget_seconds = 600, .spent_seconds = 5, .steps_done = 10, .step_seconds = 0.5};
     EXPECT_EQ(steps_within_budget(f, 100000), 10 + 1190);  // (600 - 5) / 0.5
     EXPECT_EQ(steps_within_budget(f, 500), 500);           // never past train.max_steps
 }
 
 TEST(TimeBudget, EvaluationsAndSamplesTakeTheirShare) {
-    BudgetFigures f;
-    f.budget_seconds = 600;
-    f.spent_seconds = 0;
-    f.steps_done = 10;
-    f.step_seconds = 0.5;
-    f.eval_seconds = 10;  // every 100 steps: 0.1 s a step
-    f.eval_every = 100;
-    f.sample_seconds = 1;  // one every 100 steps, three at the end
-    f.sample_every = 100;
-    f.samples_at_end = 3;
+    const BudgetFigures f{.budget_seconds = 600,
+                          .steps_done = 10,
+                          .step_seconds = 0.5,
+                          .eval_seconds = 10,  // every 100 steps: 0.1 s a step
+                          .eval_every = 100,
+                          .sample_seconds = 1,  // one every 100 steps, three at the end
+                          .sample_every = 100,
+                          .samples_at_end = 3};
     // (600 - 10 - 3) / (0.5 + 0.1 + 0.01) = 962.2...
     EXPECT_EQ(steps_within_budget(f, 100000), 10 + 962);
 }
 
 TEST(TimeBudget, ABudgetAlreadySpentEndsAtTheNextStep) {
-    BudgetFigures f;
-    f.budget_seconds = 60;
-    f.spent_seconds = 90;
-    f.steps_done = 10;
-    f.step_seconds = 2;
+    BudgetFigures f{.budget_seconds = 60, .spent_seconds = 90, .steps_done = 10, .step_seconds = 2};
     EXPECT_EQ(steps_within_budget(f, 1000), 11);
     f.step_seconds = 0;  // nothing measured: no division by zero
     EXPECT_EQ(steps_within_budget(f, 1000), 11);
@@ -44,10 +34,7 @@ TEST(TimeBudget, ABudgetAlreadySpentEndsAtTheNextStep) {
 }
 
 TEST(TimeBudget, AnEnormousBudgetStopsAtMaxSteps) {
-    BudgetFigures f;
-    f.budget_seconds = 1e300;
-    f.steps_done = 10;
-    f.step_seconds = 1e-300;
+    const BudgetFigures f{.budget_seconds = 1e300, .steps_done = 10, .step_seconds = 1e-300};
     EXPECT_EQ(steps_within_budget(f, 1000000), 1000000);
 }
 

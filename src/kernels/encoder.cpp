@@ -29,7 +29,9 @@ void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t
     // thread count.
 #pragma omp parallel
     {
-        const auto [c0, c1] = backend::thread_slice(C, omp_get_thread_num(), omp_get_num_threads());
+        // Not a structured binding: clang cannot capture one in the `omp simd` loop below.
+        const backend::Range slice = backend::thread_slice(C, omp_get_thread_num(), omp_get_num_threads());
+        const long c0 = slice.begin, c1 = slice.end;
         for (int64_t b = 0; b < B; b++) {
             for (int64_t t = 0; t < T; t++) {
                 const float* d = dout + (b * T + t) * C;

@@ -97,7 +97,9 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
                 dx[c] += s * (d[c] * weight[c] - a - xhat * b);
             }
         }
-        const auto [c0, c1] = backend::thread_slice(C, omp_get_thread_num(), omp_get_num_threads());
+        // Not a structured binding: clang cannot capture one in the `omp simd` loop below.
+        const backend::Range slice = backend::thread_slice(C, omp_get_thread_num(), omp_get_num_threads());
+        const long c0 = slice.begin, c1 = slice.end;
         for (int64_t n = 0; n < N; n++) {
             const float* x = inp + n * C;
             const float* d = dout + n * C;

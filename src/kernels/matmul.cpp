@@ -44,7 +44,9 @@ void matmul_backward_bf16(backend::Gemm& gemm, float* dinp, float* dweight, floa
 void bias_backward(float* dbias, const float* dout, int64_t N, int64_t OC) {
 #pragma omp parallel
     {
-        const auto [c0, c1] = backend::thread_slice(OC, omp_get_thread_num(), omp_get_num_threads());
+        // Not a structured binding: clang cannot capture one in the `omp simd` loop below.
+        const backend::Range slice = backend::thread_slice(OC, omp_get_thread_num(), omp_get_num_threads());
+        const long c0 = slice.begin, c1 = slice.end;
         for (int64_t n = 0; n < N; n++) {
             const float* d = dout + n * OC;
 #pragma omp simd

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs every Debian package lmforge's build, tests and benchmarks need. Idempotent:
-# packages already present are skipped, so a second run costs a dpkg query.
+# Installs every Debian package lmforge's build, tests and benchmarks need; with `fuzz`, also
+# clang and libFuzzer for the fuzz preset (scripts/fuzz.sh). Idempotent: packages already
+# present are skipped, so a second run costs a dpkg query.
+#   scripts/install-deps.sh [fuzz]
 set -euo pipefail
 
 packages=(
@@ -15,6 +17,11 @@ packages=(
   slurm-wlm slurm-wlm-basic-plugins libpmix-dev munge
   python3 python3-venv
 )
+if [ "${1:-}" = "fuzz" ]; then
+  # clang 19: Debian 12's default clang 14 cannot compile lmforge (structured bindings
+  # captured in lambdas); libclang-rt holds libFuzzer and the sanitizers, libomp its OpenMP.
+  packages+=(clang-19 libclang-rt-19-dev libomp-19-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

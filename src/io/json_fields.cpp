@@ -51,4 +51,10 @@ double json_number_or(const nlohmann::json& j, const std::string& key, double lo
     return json_number(j, key, lo, hi, file);
 }
 
+std::string json_error_text(const nlohmann::json::exception& e) {
+    const std::string what = e.what();
+    const size_t tag = what.find("] ");
+    return tag == std::string::npos ? what : what.substr(tag + 2);
+}
+
 }  // namespace lmforge

@@ -20,6 +20,10 @@ double json_number(const nlohmann::json& j, const std::string& key, double lo, d
 double json_number_or(const nlohmann::json& j, const std::string& key, double lo, double hi, double if_null,
                       const std::string& file);
 
+// nlohmann's message without its "[json.exception.<kind>.<id>] " tag, for messages that name
+// the value: "number overflow parsing '1e400'".
+std::string json_error_text(const nlohmann::json::exception& e);
+
 // The largest count a file can sensibly hold: 2^53, where doubles stop being whole.
 constexpr int64_t kMaxCount = int64_t{1} << 53;
 

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "io/json_fields.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/char_tokenizer.h"
@@ -28,6 +29,9 @@ json parse_json_file(const std::string& path) {
         return json::parse(p, p + file.size());
     } catch (const json::parse_error& e) {
         throw InputError(fmt::format("{}: not valid JSON at byte {}", path, e.byte),
+                         "the file is damaged or of another format");
+    } catch (const json::out_of_range& e) {  // a number beyond a double's range, 1e400: not a parse_error
+        throw InputError(fmt::format("{}: a number out of range ({})", path, json_error_text(e)),
                          "the file is damaged or of another format");
     }
 }

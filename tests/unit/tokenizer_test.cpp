@@ -340,6 +340,24 @@ TEST_F(TokenizerFiles, TokenizerJsonRefusesIdsOutsideTheVocabulary) {
     EXPECT_EQ(load_tokenizer_json(hf_json(byte_vocab(), R"({"id": 256, "content": "[X]"})"))->vocab_size(), 257);
 }
 
+// A number beyond a double's range (1e400) is no JSON lmforge can read: nlohmann throws
+// out_of_range for it, not parse_error, and that once escaped as an internal error. (Found by
+// fuzz/gpt2_files_fuzz.cpp.)
+TEST_F(TokenizerFiles, NumbersBeyondADoubleAreRefusedNamingTheFile) {
+    const std::string huge = R"({"ab": 1e400})";
+    const std::string bpe = write("vocab.bpe", "#version: 0.2\n");
+    const std::string enc = write("encoder.json", huge);
+    EXPECT_NE(test::input_error_of([&] { load_gpt2_files(enc, bpe); }).find(enc + ": a number out of range"),
+              std::string::npos);
+    const std::string good_enc = write("good.json", byte_vocab().dump());
+    const std::string added = write("added_tokens.json", huge);
+    EXPECT_NE(test::input_error_of([&] { load_gpt2_files(good_enc, bpe, added); }).find(added + ": a number out of range"),
+              std::string::npos);
+    const std::string hf = write("tokenizer.json", R"({"model": {"type": "BPE", "dropout": -1e999}})");
+    EXPECT_NE(test::input_error_of([&] { load_tokenizer_json(hf); }).find(hf + ": a number out of range"),
+              std::string::npos);
+}
+
 TEST_F(TokenizerFiles, CharTokenizerBuildsSavesAndRefusesUnknownCharacters) {
     const CharTokenizer chars = CharTokenizer::from_texts({"hello", "w\u00f6rld\n"});
     EXPECT_EQ(chars.vocab_size(), 9 + 1);  // d e h l o r w ö \n, and <|endoftext|>

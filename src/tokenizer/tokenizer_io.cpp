@@ -190,6 +190,10 @@ static std::unique_ptr<Tokenizer> load_hf_bpe_json(const json& j, const std::str
 
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
     const json j = parse_json_file(path);
+    if (!j.is_object()) {  // value() below would throw nlohmann's type_error
+        throw InputError(fmt::format("{}: not a JSON object", path),
+                         "a tokenizer.json is one object: Hugging Face's or lmforge's character tokenizer's");
+    }
     if (j.value("lmforge_tokenizer", "") == "char") {
         try {
             return std::make_unique<CharTokenizer>(j.at("chars").get<std::vector<std::string>>());

@@ -358,6 +358,18 @@ TEST_F(TokenizerFiles, NumbersBeyondADoubleAreRefusedNamingTheFile) {
               std::string::npos);
 }
 
+// A tokenizer.json that is JSON but no object (a number, a list) is refused naming the file;
+// reading its "lmforge_tokenizer" field once threw nlohmann's type_error. (Found by
+// fuzz/tokenizer_json_fuzz.cpp.)
+TEST_F(TokenizerFiles, TokenizerJsonThatIsNoObjectIsRefusedNamingTheFile) {
+    for (const std::string text : {"6", "[]", "\"BPE\"", "null"}) {
+        const std::string path = write("tokenizer.json", text);
+        EXPECT_NE(test::input_error_of([&] { load_tokenizer_json(path); }).find(path + ": not a JSON object"),
+                  std::string::npos)
+            << text;
+    }
+}
+
 TEST_F(TokenizerFiles, CharTokenizerBuildsSavesAndRefusesUnknownCharacters) {
     const CharTokenizer chars = CharTokenizer::from_texts({"hello", "w\u00f6rld\n"});
     EXPECT_EQ(chars.vocab_size(), 9 + 1);  // d e h l o r w ö \n, and <|endoftext|>

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "io/json_fields.h"
 
 namespace lmforge {
 
@@ -20,6 +21,10 @@ void for_each_jsonl(std::string_view text, const std::string& where,
             j = nlohmann::json::parse(line);
         } catch (const nlohmann::json::parse_error& e) {
             throw InputError(fmt::format("{}:{}: not valid JSON (at byte {} of the line)", where, line_no, e.byte),
+                             "each line must be one JSON object");
+        } catch (const nlohmann::json::out_of_range& e) {  // a number beyond a double's range, 1e400
+            throw InputError(fmt::format("{}:{}: not valid JSON (a number out of range: {})", where, line_no,
+                                         json_error_text(e)),
                              "each line must be one JSON object");
         }
         if (!j.is_object()) throw InputError(fmt::format("{}:{}: not a JSON object", where, line_no));

@@ -131,6 +131,11 @@ TEST_F(Labelled, BadExamplesAreNamedByLine) {
     EXPECT_NE(test::input_error_of([&] { load_labelled({p8, "text", "label", 4, 0.5, 0.49, 1}, chars_); })
                   .find("the training split is empty (2 examples)"),
               std::string::npos);
+    // A number beyond a double's range: nlohmann's out_of_range, not parse_error, which once
+    // escaped as an internal error. (Found by fuzz/jsonl_fuzz.cpp.)
+    const std::string p9 = write("i.jsonl", "{\"text\": \"ab\", \"label\": 1}\n{\"text\": \"cd\", \"label\": 1e400}\n");
+    EXPECT_NE(test::input_error_of([&] { load_labelled({p9}, chars_); }).find(p9 + ":2: not valid JSON (a number out of range"),
+              std::string::npos);
     const std::string p4 = write("d.jsonl", "{\"text\": \"\", \"label\": 1}\n");
     EXPECT_NE(test::input_error_of([&] { load_labelled({p4}, chars_); }).find(":1: empty text"), std::string::npos);
     // In a CSV the line, not the row: the quoted text before spans lines 2-4.

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "tokenizer/unicode.h"
 #include "train/time_budget.h"
 
 namespace lmforge {
@@ -173,6 +174,32 @@ void assign(T& field, const toml::node& node, const std::string& where, const st
     }
 }
 
+// Text as ASCII, other bytes as \xNN: a value that is not UTF-8, shown in a message.
+std::string escaped(const std::string& text) {
+    std::string out;
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        out += c >= 0x20 && c < 0x7f ? std::string(1, ch) : fmt::format("\\x{:02x}", c);
+    }
+    return out;
+}
+
+// A --set string must be UTF-8: TOML holds nothing else, and the run keeps its configuration
+// as TOML (config.toml), which must parse back. (A file's strings the TOML parser checks.)
+void require_utf8(const std::string& text, const std::string& key) {
+    const auto* begin = reinterpret_cast<const unsigned char*>(text.data());
+    const auto* end = begin + text.size();
+    for (const unsigned char* p = begin; p < end;) {
+        uint32_t cp;
+        const int len = utf8_decode(p, end, cp);
+        if (cp == kInvalidCodePoint) {
+            throw InputError(fmt::format("--set {}={}: not UTF-8 (byte {})", key, escaped(text), p - begin),
+                             "TOML, and so the run's config.toml, holds UTF-8 text only");
+        }
+        p += len;
+    }
+}
+
 // Parses one --set value by the key's type.
 template <class T>
 void assign_text(T& field, const std::string& text, const std::string& key) {
@@ -180,6 +207,7 @@ void assign_text(T& field, const std::string& text, const std::string& key) {
         return InputError(fmt::format("--set {}={}: expected {}", key, text, what), "see docs/config.md");
     };
     if constexpr (std::is_same_v<T, std::string>) {
+        require_utf8(text, key);
         field = text;
     } else if constexpr (std::is_same_v<T, bool>) {
         if (text == "true") field = true;

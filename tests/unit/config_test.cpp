@@ -120,6 +120,19 @@ TEST(Config, ResolvedDumpParsesBackToTheSame) {
     EXPECT_EQ(parse(dumped).data.dir, "a \"b\"\n");
 }
 
+// A --set string that is not UTF-8 is refused: TOML cannot hold it, so the run's config.toml
+// would not parse back (the file itself is checked by the TOML parser). (Found by
+// fuzz/config_fuzz.cpp.)
+TEST(Config, SetStringsThatAreNotUtf8AreRefused) {
+    EXPECT_NE(input_error_of([] { parse("[data]\ndir = \"d\"\n", {"sample.prompt=caf\xe9"}); })
+                  .find("--set sample.prompt=caf\\xe9: not UTF-8 (byte 3)"),
+              std::string::npos);
+    EXPECT_NE(input_error_of([] { parse("[data]\ndir = \"d\"\n", {"data.dir=\xc3"}); }).find("not UTF-8 (byte 0)"),
+              std::string::npos);
+    const TrainConfig c = parse("[data]\ndir = \"d\"\n", {"sample.prompt=caf\xc3\xa9 \xf0\x9f\x99\x82"});
+    EXPECT_EQ(parse(config_to_toml(c)).sample.prompt, "caf\xc3\xa9 \xf0\x9f\x99\x82");
+}
+
 TEST(Config, DocsListEveryKeyWithItsDefault) {
     std::ifstream in(std::string(LMFORGE_SOURCE_DIR) + "/docs/config.md");
     std::stringstream s;

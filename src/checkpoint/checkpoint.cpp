@@ -35,6 +35,18 @@ json model_metadata(const std::string& path) {
     return j;
 }
 
+// The architecture lmforge_config names: "gpt2" where it names none (checkpoints from before
+// BERT); InputError where "arch" is no string, which value() would throw as nlohmann's error.
+std::string model_arch(const json& j, const std::string& path) {
+    const auto it = j.find("arch");
+    if (it == j.end()) return "gpt2";
+    if (!it->is_string()) {
+        throw InputError(fmt::format("{}: lmforge_config's \"arch\" is {}, not a string", path, it->dump()),
+                         "the checkpoint is damaged; use another");
+    }
+    return it->get<std::string>();
+}
+
 // The tensor prefix + s.name of `file`, its name and shape checked.
 const TensorInfo& checked_info(const SafetensorsReader& file, const ParamSpec& s, const std::string& prefix) {
     const std::string name = prefix + s.name;
@@ -135,13 +147,12 @@ void save_model_weights(const Model& model, const std::string& path) {
 
 json read_model_json(const std::string& path) { return model_metadata(path); }
 
-std::string read_model_arch(const std::string& path) { return model_metadata(path).value("arch", "gpt2"); }
+std::string read_model_arch(const std::string& path) { return model_arch(model_metadata(path), path); }
 
 Gpt2Config read_model_config(const std::string& path) {
     const json j = model_metadata(path);
-    if (j.value("arch", "gpt2") != "gpt2") {
-        throw InputError(fmt::format("{}: a {} model, not GPT-2", path, j.value("arch", "")),
-                         "this command runs GPT-2 models only");
+    if (const std::string arch = model_arch(j, path); arch != "gpt2") {
+        throw InputError(fmt::format("{}: a {} model, not GPT-2", path, arch), "this command runs GPT-2 models only");
     }
     try {
         return Gpt2Config::from_json(j.dump());
@@ -152,8 +163,8 @@ Gpt2Config read_model_config(const std::string& path) {
 
 BertConfig read_bert_config(const std::string& path) {
     const json j = model_metadata(path);
-    if (j.value("arch", "gpt2") != "bert") {
-        throw InputError(fmt::format("{}: a {} model, not BERT", path, j.value("arch", "gpt2")));
+    if (const std::string arch = model_arch(j, path); arch != "bert") {
+        throw InputError(fmt::format("{}: a {} model, not BERT", path, arch));
     }
     try {
         return BertConfig::from_json(j.dump());

@@ -53,6 +53,16 @@ Gpt2Config parse_gpt2_config(const json& j, const std::string& path) {
     };
     Gpt2Config cfg{integer("n_layer"), integer("n_head"), integer("n_embd"), integer("vocab_size"),
                    integer("n_positions")};
+    if (arch == "GPT2ForSequenceClassification") {
+        // transformers writes the labels as id2label (num_labels is derived from it).
+        cfg.num_labels = hf_num_labels(j, path);
+    }
+    // Validated first: the checks below compute with the sizes (4 x n_embd would overflow).
+    try {
+        cfg.validate();
+    } catch (const InputError& e) {
+        throw InputError(fmt::format("{}: {}", path, e.what()));
+    }
     // What lmforge computes: GPT-2's tanh GELU, epsilon 1e-5, a 4x MLP, a tied head.
     const auto act = hf_config_field(j, "activation_function", std::string("gelu_new"), path);
     if (act != "gelu_new" && act != "gelu_pytorch_tanh") {
@@ -69,15 +79,6 @@ Gpt2Config parse_gpt2_config(const json& j, const std::string& path) {
     if (hf_config_field(j, "scale_attn_by_inverse_layer_idx", false, path)) fail("scale_attn_by_inverse_layer_idx", "= true is not supported");
     if (!hf_config_field(j, "scale_attn_weights", true, path)) fail("scale_attn_weights", "= false is not supported");
     if (hf_config_field(j, "add_cross_attention", false, path)) fail("add_cross_attention", "= true is not supported");
-    if (arch == "GPT2ForSequenceClassification") {
-        // transformers writes the labels as id2label (num_labels is derived from it).
-        cfg.num_labels = hf_num_labels(j, path);
-    }
-    try {
-        cfg.validate();
-    } catch (const InputError& e) {
-        throw InputError(fmt::format("{}: {}", path, e.what()));
-    }
     return cfg;
 }
 

@@ -56,7 +56,7 @@ void BertConfig::validate() const {
     const double H = static_cast<double>(hidden), I = static_cast<double>(intermediate);
     require_parameters_within_bounds(
         (static_cast<double>(vocab_size) + static_cast<double>(max_position) + static_cast<double>(type_vocab_size)) * H +
-                                     static_cast<double>(n_layer) * (4 * H * H + 2 * H * I + 9 * H + I));
+        static_cast<double>(n_layer) * (4 * H * H + 2 * H * I + 9 * H + I) + static_cast<double>(num_labels) * (H + 1));
 }
 
 std::string BertConfig::to_json() const {

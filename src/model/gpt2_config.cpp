@@ -49,7 +49,8 @@ void Gpt2Config::validate() const {
     }
     const double C = static_cast<double>(n_embd);
     require_parameters_within_bounds((static_cast<double>(vocab_size) + static_cast<double>(block_size)) * C +
-                                     static_cast<double>(n_layer) * (12 * C * C + 13 * C));
+                                     static_cast<double>(n_layer) * (12 * C * C + 13 * C) +
+                                     static_cast<double>(num_labels) * C);
 }
 
 std::string Gpt2Config::to_json() const {

@@ -41,6 +41,20 @@ TEST(Gpt2Config, BadShapesNameTheFieldAndValue) {
     c = Gpt2Config{};
     c.vocab_size = -3;
     EXPECT_EQ(message(c), "vocab_size = -3 must be a positive integer");
+    // A damaged file's sizes (2^62, 2^40) are refused by the parameter count, a classifier's
+    // labels included: 2^40 of them were taken, and their head's allocation failed.
+    const auto too_large = [&](const Gpt2Config& big) {
+        return message(big).rfind("the model would hold", 0) == 0;
+    };
+    c = Gpt2Config{};
+    c.n_embd = c.n_head = int64_t{1} << 62;
+    EXPECT_TRUE(too_large(c)) << message(c);
+    c = Gpt2Config{};
+    c.n_layer = int64_t{1} << 40;
+    EXPECT_TRUE(too_large(c)) << message(c);
+    c = Gpt2Config{};
+    c.num_labels = int64_t{1} << 40;
+    EXPECT_EQ(message(c), "the model would hold 8.44e+14 parameters, more than the 6.87e+10 lmforge allows");
     try {
         Gpt2Config::preset("gpt3");
         FAIL();

@@ -154,11 +154,7 @@ Gpt2Config read_model_config(const std::string& path) {
     if (const std::string arch = model_arch(j, path); arch != "gpt2") {
         throw InputError(fmt::format("{}: a {} model, not GPT-2", path, arch), "this command runs GPT-2 models only");
     }
-    try {
-        return Gpt2Config::from_json(j.dump());
-    } catch (const json::exception& e) {
-        throw InputError(fmt::format("{}: bad lmforge_config: {}", path, e.what()));
-    }
+    return Gpt2Config::from_json(j.dump(), path);
 }
 
 BertConfig read_bert_config(const std::string& path) {
@@ -166,11 +162,7 @@ BertConfig read_bert_config(const std::string& path) {
     if (const std::string arch = model_arch(j, path); arch != "bert") {
         throw InputError(fmt::format("{}: a {} model, not BERT", path, arch));
     }
-    try {
-        return BertConfig::from_json(j.dump());
-    } catch (const json::exception& e) {
-        throw InputError(fmt::format("{}: bad lmforge_config: {}", path, e.what()));
-    }
+    return BertConfig::from_json(j.dump(), path);
 }
 
 std::vector<std::string> load_matching_weights(Model& model, const std::string& path) {

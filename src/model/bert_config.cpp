@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cfloat>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "core/error.h"
+#include "io/json_fields.h"
 #include "model/config_checks.h"
 
 namespace lmforge {
@@ -73,18 +75,21 @@ std::string BertConfig::to_json() const {
         .dump();
 }
 
-BertConfig BertConfig::from_json(const std::string& text) {
+BertConfig BertConfig::from_json(const std::string& text, const std::string& file) {
     const auto j = nlohmann::json::parse(text);
+    // Checked reads: nlohmann would cut 1.5 to 1, and convert 1e300 to an integer or a float
+    // with undefined behaviour.
+    const auto size = [&](const char* key) { return json_int(j, key, 0, kMaxCount, file); };
     BertConfig c;
-    c.n_layer = j.at("n_layer");
-    c.n_head = j.at("n_head");
-    c.hidden = j.at("hidden");
-    c.intermediate = j.at("intermediate");
-    c.vocab_size = j.at("vocab_size");
-    c.max_position = j.at("max_position");
-    c.type_vocab_size = j.at("type_vocab_size");
-    c.num_labels = j.at("num_labels");
-    c.layer_norm_eps = j.at("layer_norm_eps");
+    c.n_layer = size("n_layer");
+    c.n_head = size("n_head");
+    c.hidden = size("hidden");
+    c.intermediate = size("intermediate");
+    c.vocab_size = size("vocab_size");
+    c.max_position = size("max_position");
+    c.type_vocab_size = size("type_vocab_size");
+    c.num_labels = size("num_labels");
+    c.layer_norm_eps = static_cast<float>(json_number(j, "layer_norm_eps", 0, FLT_MAX, file));
     return c;
 }
 

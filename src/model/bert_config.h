@@ -31,9 +31,9 @@ struct BertConfig {
     void validate() const;
 
     // As a checkpoint records it ({"arch": "bert", "n_layer": ...}); from_json throws
-    // nlohmann::json::exception for a missing field.
+    // InputError naming `file` and the field for one missing or not a number of its kind.
     std::string to_json() const;
-    static BertConfig from_json(const std::string& text);
+    static BertConfig from_json(const std::string& text, const std::string& file);
 
     // bert-tiny, bert-mini, bert-small, bert-medium, bert-base, bert-large. InputError
     // listing the names for an unknown one.

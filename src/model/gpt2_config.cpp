@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "io/json_fields.h"
 #include "model/config_checks.h"
 
 namespace lmforge {
@@ -60,10 +61,12 @@ std::string Gpt2Config::to_json() const {
         .dump();
 }
 
-Gpt2Config Gpt2Config::from_json(const std::string& text) {
+Gpt2Config Gpt2Config::from_json(const std::string& text, const std::string& file) {
     const auto j = nlohmann::json::parse(text);
-    return {j.at("n_layer"), j.at("n_head"), j.at("n_embd"), j.at("vocab_size"), j.at("block_size"),
-            j.value("num_labels", int64_t{0})};
+    // Checked reads: nlohmann would cut 1.5 to 1, and convert 1e300 with undefined behaviour.
+    const auto size = [&](const char* key) { return json_int(j, key, 0, kMaxCount, file); };
+    return {size("n_layer"), size("n_head"), size("n_embd"), size("vocab_size"), size("block_size"),
+            j.contains("num_labels") ? size("num_labels") : 0};
 }
 
 Gpt2Config Gpt2Config::preset(const std::string& name) {

@@ -26,9 +26,9 @@ struct Gpt2Config {
     void validate() const;
 
     // As a checkpoint records it ({"arch": "gpt2", "n_layer": ...}); from_json throws
-    // nlohmann::json::exception for a missing field.
+    // InputError naming `file` and the field for one missing or not a whole number.
     std::string to_json() const;
-    static Gpt2Config from_json(const std::string& text);
+    static Gpt2Config from_json(const std::string& text, const std::string& file);
 
     // gpt2 (124M), gpt2-medium, gpt2-large, gpt2-xl, and the small gpt2-mini, gpt2-micro,
     // gpt2-nano. Throws InputError listing the names for an unknown one.

@@ -33,5 +33,26 @@ TEST_F(CheckpointFiles, AnArchThatIsNoStringIsRefused) {
     EXPECT_EQ(read_model_arch(model_file(R"({"n_layer": 2})")), "gpt2");  // before BERT, no arch
 }
 
+// Sizes that are no whole numbers were cut (1.5 read as 1) or, past int64 (1e300), converted
+// with undefined behaviour, as was an epsilon past float's range. (Found with
+// fuzz/checkpoint_model_fuzz.cpp.)
+TEST_F(CheckpointFiles, SizesThatAreNoWholeNumbersAreRefused) {
+    const std::string gpt2 = R"({"arch": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 8, "vocab_size": 10, )";
+    for (const auto& [bad, shown] : {std::pair{"1.5", "1.5"}, {"1e300", "1e+300"}, {"\"16\"", "\"16\""}}) {
+        const std::string p = model_file(gpt2 + R"("block_size": )" + bad + "}");
+        EXPECT_NE(test::input_error_of([&] { read_model_config(p); })
+                      .find(p + ": \"block_size\" is " + shown + ", not a whole number"),
+                  std::string::npos)
+            << bad;
+    }
+    EXPECT_EQ(read_model_config(model_file(gpt2 + R"("block_size": 16})")).block_size, 16);
+    const std::string bert = R"({"arch": "bert", "n_layer": 2, "n_head": 2, "hidden": 32, "intermediate": 64, )"
+                             R"("vocab_size": 10, "max_position": 8, "type_vocab_size": 2, "num_labels": 0, )";
+    const std::string p = model_file(bert + R"("layer_norm_eps": 1e300})");
+    EXPECT_NE(test::input_error_of([&] { read_bert_config(p); }).find(p + ": \"layer_norm_eps\" is 1e+300, not a number in"),
+              std::string::npos);
+    EXPECT_EQ(read_bert_config(model_file(bert + R"("layer_norm_eps": 1e-12})")).layer_norm_eps, 1e-12f);
+}
+
 }  // namespace
 }  // namespace lmforge

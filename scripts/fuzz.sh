@@ -36,6 +36,19 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then scratch_root=/dev/shm; fi
 scratch=$(mktemp -d "$scratch_root/lmforge-fuzz.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
+# Stack traces with function names and lines, where LLVM's symbolizer is installed.
+if [ -x /usr/lib/llvm-19/bin/llvm-symbolizer ]; then
+  export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-19/bin/llvm-symbolizer
+fi
+
+# The dictionary of tokens libFuzzer splices into a harness's inputs (fuzz/dict/), if any.
+dict_of() {
+  case "$1" in
+    config) echo "-dict=fuzz/dict/toml.dict" ;;
+    checkpoint_*|gpt2_files|hf_config|jsonl|safetensors|tokenizer_json) echo "-dict=fuzz/dict/json.dict" ;;
+  esac
+}
+
 # The verdict from a harness's log: empty if it found nothing.
 finding_of() {
   local log="$1" rc="$2"
@@ -57,7 +70,8 @@ for h in "${harnesses[@]}"; do
   rc=0
   # One thread: no harness gains from OpenMP, and parallel regions would slow every input.
   OMP_NUM_THREADS=1 TMPDIR="$scratch/$h" "$binary" -max_total_time="$per_harness" -timeout=10 \
-    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" >"$log" 2>&1 || rc=$?
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/" $(dict_of "$h") "$corpus" >"$log" 2>&1 \
+    || rc=$?
   runs=$(grep -oE "stat::number_of_executed_units: *[0-9]+" "$log" | grep -oE "[0-9]+$" || echo "?")
   verdict=$(finding_of "$log" "$rc")
   printf "fuzz: %-18s %10s runs in %4d s   %s\n" "$h" "$runs" $(( SECONDS - began )) "${verdict:-ok}"

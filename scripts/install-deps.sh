@@ -19,8 +19,9 @@ packages=(
 )
 if [ "${1:-}" = "fuzz" ]; then
   # clang 19: Debian 12's default clang 14 cannot compile lmforge (structured bindings
-  # captured in lambdas); libclang-rt holds libFuzzer and the sanitizers, libomp its OpenMP.
-  packages+=(clang-19 libclang-rt-19-dev libomp-19-dev)
+  # captured in lambdas); libclang-rt holds libFuzzer and the sanitizers, libomp its OpenMP,
+  # llvm its symbolizer (function names in a finding's stack trace).
+  packages+=(clang-19 libclang-rt-19-dev libomp-19-dev llvm-19)
 fi
 
 missing=()

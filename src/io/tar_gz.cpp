@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 #include "core/error.h"
@@ -26,15 +27,21 @@ uint64_t octal(const char* field, size_t width) {
 
 std::string text(const char* field, size_t width) { return std::string(field, strnlen(field, width)); }
 
-// The "path" record of a pax extended header ("<len> path=<value>\n" records).
-std::string pax_path(const std::byte* p, size_t n) {
+// The "path" record of a pax extended header ("<len> path=<value>\n" records, <len> counting
+// the whole record); InputError naming the archive and the header's offset for a record whose
+// length is no number, too short for its own "<len> " and newline, or past the header's end.
+std::string pax_path(const std::byte* p, size_t n, const std::string& what, size_t header_at) {
     std::string body(reinterpret_cast<const char*>(p), n);
     size_t at = 0;
     while (at < body.size()) {
         const size_t space = body.find(' ', at);
         if (space == std::string::npos) break;
-        const size_t len = std::stoul(body.substr(at, space - at));
-        if (len == 0 || at + len > body.size()) break;
+        size_t len = 0;
+        const auto [end, ec] = std::from_chars(body.data() + at, body.data() + space, len);
+        if (ec != std::errc() || end != body.data() + space || len < space - at + 2 || len > body.size() - at) {
+            throw InputError(fmt::format("{}: damaged pax header at byte {}", what, header_at),
+                             "the download is damaged; fetch it again");
+        }
         const std::string record = body.substr(space + 1, len - (space - at) - 2);  // drop '\n'
         if (record.rfind("path=", 0) == 0) return record.substr(5);
         at += len;
@@ -92,7 +99,7 @@ std::vector<TarEntry> read_tar_gz(std::span<const std::byte> archive, const std:
         const char type = h[156];
         const std::byte* body = tar.data() + data_at;
         if (type == 'x') {
-            long_name = pax_path(body, size);
+            long_name = pax_path(body, size, what, at);
         } else if (type == 'L') {
             long_name = text(reinterpret_cast<const char*>(body), size);
         } else if (type == '0' || type == '\0') {

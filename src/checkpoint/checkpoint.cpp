@@ -30,7 +30,7 @@ json model_metadata(const std::string& path) {
         throw InputError(fmt::format("{}: no lmforge_config in the metadata", path),
                          "it was not written by lmforge; import Hugging Face weights with lmforge import");
     }
-    const json j = json::parse(it->second, nullptr, false);
+    const json j = json::parse(it->second, json_depth_limit(path), false);
     if (!j.is_object()) throw InputError(fmt::format("{}: bad lmforge_config", path));
     return j;
 }
@@ -240,7 +240,7 @@ void read_older_state(const json& j, TrainingState& state, const std::string& pa
 int64_t read_state(const std::string& path, TrainingState& state) {
     const MappedFile file(path);
     const auto* text = reinterpret_cast<const char*>(file.bytes().data());
-    const json j = json::parse(text, text + file.size(), nullptr, false);
+    const json j = json::parse(text, text + file.size(), json_depth_limit(path), false);
     if (!j.is_object()) throw InputError(fmt::format("{}: damaged: not a JSON object", path), "resume from another checkpoint");
     try {
         state.step = json_int(j, "step", 0, kMaxCount, path);

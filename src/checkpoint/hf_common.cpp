@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/bf16.h"
+#include "io/json_fields.h"
 
 namespace lmforge {
 
@@ -64,7 +65,7 @@ json read_hf_config_json(const std::string& path) {
                          "a Hugging Face model directory holds config.json and model.safetensors (save_pretrained)");
     }
     try {
-        return json::parse(in);
+        return json::parse(in, json_depth_limit(path));
     } catch (const json::exception& e) {
         throw InputError(fmt::format("{}: not JSON: {}", path, e.what()));
     }

@@ -51,6 +51,16 @@ double json_number_or(const nlohmann::json& j, const std::string& key, double lo
     return json_number(j, key, lo, hi, file);
 }
 
+nlohmann::json::parser_callback_t json_depth_limit(const std::string& file) {
+    return [file](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        if (depth > kMaxJsonDepth) {
+            throw InputError(fmt::format("{}: JSON nested deeper than {} levels", file, kMaxJsonDepth),
+                             "the file is damaged or of another format");
+        }
+        return true;
+    };
+}
+
 std::string json_error_text(const nlohmann::json::exception& e) {
     const std::string what = e.what();
     const size_t tag = what.find("] ");

@@ -20,6 +20,14 @@ double json_number(const nlohmann::json& j, const std::string& key, double lo, d
 double json_number_or(const nlohmann::json& j, const std::string& key, double lo, double hi, double if_null,
                       const std::string& file);
 
+// Deeper than any file lmforge reads needs (tokenizer.json: 4 levels), and shallow enough
+// that dump() and ==, which recurse once a level, cannot overflow the stack on a value of it.
+constexpr int kMaxJsonDepth = 64;
+
+// A parser callback (json::parse(text, json_depth_limit(file))) that refuses JSON nested deeper
+// than kMaxJsonDepth with an InputError naming `file`.
+nlohmann::json::parser_callback_t json_depth_limit(const std::string& file);
+
 // nlohmann's message without its "[json.exception.<kind>.<id>] " tag, for messages that name
 // the value: "number overflow parsing '1e400'".
 std::string json_error_text(const nlohmann::json::exception& e);

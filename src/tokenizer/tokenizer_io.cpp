@@ -26,7 +26,7 @@ json parse_json_file(const std::string& path) {
     const MappedFile file(path);
     const auto* p = reinterpret_cast<const char*>(file.bytes().data());
     try {
-        return json::parse(p, p + file.size());
+        return json::parse(p, p + file.size(), json_depth_limit(path));
     } catch (const json::parse_error& e) {
         throw InputError(fmt::format("{}: not valid JSON at byte {}", path, e.byte),
                          "the file is damaged or of another format");

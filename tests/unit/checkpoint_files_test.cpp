@@ -54,5 +54,22 @@ TEST_F(CheckpointFiles, SizesThatAreNoWholeNumbersAreRefused) {
     EXPECT_EQ(read_bert_config(model_file(bert + R"("layer_norm_eps": 1e-12})")).layer_norm_eps, 1e-12f);
 }
 
+// A million nested lists: JSON that dump() and ==, which recurse once a level, once followed
+// down until the stack overflowed, in the message naming the bad value. (Reproduced with
+// fuzz/checkpoint_state_fuzz.cpp on an input longer than libFuzzer's default -max_len.)
+std::string nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST_F(CheckpointFiles, DeeplyNestedJsonIsRefused) {
+    write("ckpt/state.json", R"({"step": )" + nested(1'000'000) + "}");
+    EXPECT_NE(test::input_error_of([&] { read_training_state(path("ckpt")); })
+                  .find(path("ckpt/state.json") + ": JSON nested deeper than 64 levels"),
+              std::string::npos);
+    const std::string p = model_file(R"({"arch": )" + nested(1'000'000) + "}");
+    EXPECT_NE(test::input_error_of([&] { read_model_arch(p); }).find(p + ": JSON nested deeper than 64 levels"),
+              std::string::npos);
+    write("ckpt/state.json", R"({"step": )" + nested(64) + "}");  // deep, but not too deep
+    EXPECT_NE(test::input_error_of([&] { read_training_state(path("ckpt")); }).find("\"step\" is [[["), std::string::npos);
+}
+
 }  // namespace
 }  // namespace lmforge

@@ -45,5 +45,14 @@ TEST_F(HfConfig, BertSizesPastTheModelsBoundsAreRefused) {
               std::string::npos);
 }
 
+// A million nested lists once overflowed the stack in dump(), naming the bad value.
+// (Reproduced with fuzz/hf_config_fuzz.cpp on an input longer than libFuzzer's default -max_len.)
+TEST_F(HfConfig, DeeplyNestedJsonIsRefused) {
+    write("hf/config.json", R"({"model_type": )" + std::string(1'000'000, '[') + std::string(1'000'000, ']') + "}");
+    EXPECT_NE(test::input_error_of([&] { read_hf_gpt2_config(path("hf")); })
+                  .find(path("hf/config.json") + ": JSON nested deeper than 64 levels"),
+              std::string::npos);
+}
+
 }  // namespace
 }  // namespace lmforge

@@ -370,6 +370,17 @@ TEST_F(TokenizerFiles, TokenizerJsonThatIsNoObjectIsRefusedNamingTheFile) {
     }
 }
 
+// A million nested lists as a token's id once overflowed the stack in dump(), naming the bad
+// id. (Reproduced with fuzz/gpt2_files_fuzz.cpp on an input longer than libFuzzer's default
+// -max_len.)
+TEST_F(TokenizerFiles, DeeplyNestedJsonIsRefused) {
+    const std::string enc = write("encoder.json", R"({"ab": )" + std::string(1'000'000, '[') +
+                                                      std::string(1'000'000, ']') + "}");
+    const std::string bpe = write("vocab.bpe", "#version: 0.2\n");
+    EXPECT_NE(test::input_error_of([&] { load_gpt2_files(enc, bpe); }).find(enc + ": JSON nested deeper than 64 levels"),
+              std::string::npos);
+}
+
 TEST_F(TokenizerFiles, CharTokenizerBuildsSavesAndRefusesUnknownCharacters) {
     const CharTokenizer chars = CharTokenizer::from_texts({"hello", "w\u00f6rld\n"});
     EXPECT_EQ(chars.vocab_size(), 9 + 1);  // d e h l o r w ö \n, and <|endoftext|>

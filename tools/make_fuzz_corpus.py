@@ -232,6 +232,19 @@ def make_hf_config():
                                                         "vocab_size": 10, "n_positions": 4}))
 
 
+def make_prepared_data():
+    lm = {"task": "lm", "inputs": ["data/moby.txt"], "tokenizer": "gpt2", "tokenizer_kind": "bpe",
+          "vocab_size": 50257, "eot_id": 50256, "val_fraction": 0.1, "split": "documents", "seed": 1337,
+          "documents": {"train": 9, "val": 1}, "tokens": {"train": 4, "val": 0}, "shards": ["train_000000.bin"],
+          "bytes": 1234}
+    labels = {"labels": ["ham", "spam"], "pad_id": 50256, "max_len": 256}
+    instructions = {"format": "alpaca", "pad_id": 50256, "max_len": 256, "truncated": 3}
+    write("prepared_data", "lm", parts(json.dumps(lm, indent=2)))
+    write("prepared_data", "classify", parts(json.dumps(dict(lm, task="classify", eot_id=None)), json.dumps(labels)))
+    write("prepared_data", "sft", parts(json.dumps(dict(lm, task="sft")), "", json.dumps(instructions, indent=2)))
+    write("prepared_data", "small_vocab", parts(json.dumps({"vocab_size": 500, "eot_id": 499})))
+
+
 # --- tar.gz ------------------------------------------------------------------------------
 
 def tar(fmt, entries):
@@ -272,6 +285,7 @@ def main():
     make_checkpoint_state()
     make_checkpoint_model()
     make_hf_config()
+    make_prepared_data()
     make_tar_gz()
 
 

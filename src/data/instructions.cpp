@@ -10,6 +10,7 @@
 #include "core/file_io.h"
 #include "data/jsonl.h"
 #include "data/splits.h"
+#include "io/json_fields.h"
 #include "io/safetensors.h"
 #include "tokenizer/batch_encode.h"
 
@@ -147,12 +148,15 @@ void save_instructions(const InstructionData& d, const std::string& dir) {
 
 InstructionData load_instructions_dir(const std::string& dir) {
     InstructionData d;
-    const MappedFile file(dir + "/instructions.json");
-    const json meta = json::parse(reinterpret_cast<const char*>(file.bytes().data()),
-                                  reinterpret_cast<const char*>(file.bytes().data()) + file.size());
-    d.format = meta.at("format");
-    d.pad_id = meta.at("pad_id");
-    d.truncated = meta.value("truncated", int64_t{0});
+    const std::string path = dir + "/instructions.json";
+    const json meta = read_json_file(path);
+    try {
+        d.format = meta.at("format").get<std::string>();
+    } catch (const json::exception& e) {  // absent, or no string
+        throw InputError(fmt::format("{}: \"format\": {}", path, json_error_text(e)), "prepare the data again");
+    }
+    d.pad_id = static_cast<int32_t>(json_int(meta, "pad_id", 0, INT32_MAX, path));
+    d.truncated = meta.contains("truncated") ? json_int(meta, "truncated", 0, kMaxCount, path) : 0;
     d.train = read_split(dir + "/train.safetensors");
     d.val = read_split(dir + "/val.safetensors");
     d.test = read_split(dir + "/test.safetensors");

@@ -19,6 +19,7 @@
 #include "data/csv.h"
 #include "data/jsonl.h"
 #include "data/splits.h"
+#include "io/json_fields.h"
 #include "io/safetensors.h"
 #include "tokenizer/batch_encode.h"
 
@@ -179,11 +180,14 @@ void save_labelled(const LabelledData& d, const std::string& dir) {
 
 LabelledData load_labelled_dir(const std::string& dir) {
     LabelledData d;
-    const MappedFile file(dir + "/labels.json");
-    const json labels = json::parse(reinterpret_cast<const char*>(file.bytes().data()),
-                                    reinterpret_cast<const char*>(file.bytes().data()) + file.size());
-    d.label_names = labels.at("labels").get<std::vector<std::string>>();
-    d.pad_id = labels.at("pad_id");
+    const std::string path = dir + "/labels.json";
+    const json labels = read_json_file(path);
+    try {
+        d.label_names = labels.at("labels").get<std::vector<std::string>>();
+    } catch (const json::exception& e) {  // no list of strings
+        throw InputError(fmt::format("{}: \"labels\": {}", path, json_error_text(e)), "prepare the data again");
+    }
+    d.pad_id = static_cast<int32_t>(json_int(labels, "pad_id", 0, INT32_MAX, path));
     d.train = read_split(dir + "/train.safetensors");
     d.val = read_split(dir + "/val.safetensors");
     d.test = read_split(dir + "/test.safetensors");

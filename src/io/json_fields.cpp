@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace lmforge {
 
@@ -59,6 +60,17 @@ nlohmann::json::parser_callback_t json_depth_limit(const std::string& file) {
         }
         return true;
     };
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+    const MappedFile file(path);
+    const auto* p = reinterpret_cast<const char*>(file.bytes().data());
+    try {
+        return nlohmann::json::parse(p, p + file.size(), json_depth_limit(path));
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
+        throw InputError(fmt::format("{}: not valid JSON ({})", path, json_error_text(e)),
+                         "the file is damaged or of another format");
+    }
 }
 
 std::string json_error_text(const nlohmann::json::exception& e) {

@@ -28,6 +28,9 @@ constexpr int kMaxJsonDepth = 64;
 // than kMaxJsonDepth with an InputError naming `file`.
 nlohmann::json::parser_callback_t json_depth_limit(const std::string& file);
 
+// The JSON file at path (nested at most kMaxJsonDepth); InputError naming it if it is no JSON.
+nlohmann::json read_json_file(const std::string& path);
+
 // nlohmann's message without its "[json.exception.<kind>.<id>] " tag, for messages that name
 // the value: "number overflow parsing '1e400'".
 std::string json_error_text(const nlohmann::json::exception& e);

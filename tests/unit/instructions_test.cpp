@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "temp_dir.h"
+#include "test_util.h"
 #include "tokenizer/char_tokenizer.h"
 
 namespace lmforge::test {
@@ -54,6 +55,21 @@ TEST_F(Instructions, PromptResponseLinesAreKeptAsTheyAreAndCutResponsesCounted) 
     EXPECT_EQ(back.train.tokens, d.train.tokens);
     EXPECT_EQ(back.train.prompt_lengths, d.train.prompt_lengths);
     EXPECT_EQ(back.format, d.format);
+}
+
+// An instructions.json that prepare did not write so (damaged, edited) is refused naming it;
+// its JSON errors once escaped as internal errors, and a pad_id of 1e300 was converted with
+// undefined behaviour. (Found by fuzz/prepared_data_fuzz.cpp.)
+TEST_F(Instructions, DamagedInstructionsJsonIsRefused) {
+    for (const auto& [meta, why] : {std::pair{"{\"format\"", "not valid JSON"},
+                                    {R"({"format": 1, "pad_id": 0})", "type must be string"},
+                                    {R"({"format": "alpaca"})", "no field \"pad_id\""},
+                                    {R"({"format": "alpaca", "pad_id": 1e300})", "\"pad_id\" is 1e+300"}}) {
+        write("bad/instructions.json", meta);
+        const std::string e = input_error_of([&] { load_instructions_dir(path("bad")); });
+        EXPECT_NE(e.find(path("bad/instructions.json") + ": "), std::string::npos) << e;
+        EXPECT_NE(e.find(why), std::string::npos) << e;
+    }
 }
 
 TEST_F(Instructions, BadLinesAreNamed) {

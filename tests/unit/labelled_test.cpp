@@ -92,6 +92,21 @@ TEST_F(Labelled, SplitsCutsPadsAndRoundTrips) {
     EXPECT_EQ(loaded.label_names, d.label_names);
 }
 
+// A labels.json that prepare did not write so (damaged, edited) is refused naming it; its
+// JSON errors once escaped as internal errors, and a pad_id of 1e300 was converted with
+// undefined behaviour. (Found by fuzz/prepared_data_fuzz.cpp.)
+TEST_F(Labelled, DamagedLabelsJsonIsRefused) {
+    for (const auto& [labels, why] : {std::pair{"{\"labels\"*", "not valid JSON"},
+                                      {R"({"labels": 5, "pad_id": 0})", "type must be array"},
+                                      {R"({"labels": ["a"]})", "no field \"pad_id\""},
+                                      {R"({"labels": ["a"], "pad_id": 1e300})", "\"pad_id\" is 1e+300"}}) {
+        write("bad/labels.json", labels);
+        const std::string e = test::input_error_of([&] { load_labelled_dir(path("bad")); });
+        EXPECT_NE(e.find(path("bad/labels.json") + ": "), std::string::npos) << e;
+        EXPECT_NE(e.find(why), std::string::npos) << e;
+    }
+}
+
 TEST_F(Labelled, CsvWithIntegerLabels) {
     const std::string path = write("x.csv", "label,text\n1,\"ab, cd\"\n0,ef\n1,gh\n");
     const LabelledData d = load_labelled({path, "text", "label", 4, 0, 0, 1}, chars_);

@@ -26,12 +26,9 @@ const nlohmann::json& field(const nlohmann::json& j, const std::string& key, con
 int64_t json_int(const nlohmann::json& j, const std::string& key, int64_t lo, int64_t hi, const std::string& file) {
     const nlohmann::json& v = field(j, key, file);
     const std::string want = fmt::format("a whole number in [{}, {}]", lo, hi);
-    if (v.is_number_unsigned()) {
-        const uint64_t u = v.get<uint64_t>();
-        if (u > static_cast<uint64_t>(hi)) bad(file, key, v, want);
-        return static_cast<int64_t>(u);
-    }
+    // nlohmann holds every integer that is not negative as unsigned: 2^63 and past, too.
     if (!v.is_number_integer()) bad(file, key, v, want);
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) bad(file, key, v, want);
     const int64_t x = v.get<int64_t>();
     if (x < lo || x > hi) bad(file, key, v, want);
     return x;

@@ -67,10 +67,10 @@ void write_record(const fs::path& dir, const nlohmann::json& record) {
 std::unique_ptr<Tokenizer> make_tokenizer(const PrepareOptions& opts, const std::vector<std::string_view>& texts) {
     auto tokenizer = opts.tokenizer == "char" ? std::make_unique<CharTokenizer>(CharTokenizer::from_texts(texts))
                                               : open_tokenizer(opts.tokenizer, opts.data_home);
-    if (tokenizer->vocab_size() > 65536) {
-        throw InputError(fmt::format("the tokenizer has {} tokens; shards hold uint16 ids (at most 65536)",
-                                     tokenizer->vocab_size()),
-                         "use a vocabulary of at most 65536 tokens");
+    if (tokenizer->vocab_size() > kMaxShardVocab) {
+        throw InputError(fmt::format("the tokenizer has {} tokens; shards hold uint16 ids (at most {})",
+                                     tokenizer->vocab_size(), kMaxShardVocab),
+                         fmt::format("use a vocabulary of at most {} tokens", kMaxShardVocab));
     }
     return tokenizer;
 }

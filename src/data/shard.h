@@ -19,6 +19,8 @@ namespace lmforge {
 inline constexpr int32_t kShardMagic = 20240520;
 inline constexpr int32_t kShardVersion = 1;
 inline constexpr int64_t kShardHeaderInts = 256;
+// Shards hold uint16 ids: the largest vocabulary `lmforge prepare` makes data for.
+inline constexpr int64_t kMaxShardVocab = 65536;
 
 enum class ShardFormat { Llmc, Raw, Npy };
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "data/dataloader.h"
+#include "data/prepare_record.h"
 #include "data/shard.h"
 
 namespace lmforge {
@@ -18,15 +20,11 @@ namespace fs = std::filesystem;
 DataCheck check_shards(const std::string& dir, int64_t vocab_size) {
     DataCheck c;
     c.vocab_size = vocab_size;
-    const fs::path record = fs::path(dir) / "prepare.json";
-    if (c.vocab_size == 0 && fs::exists(record)) {
-        const MappedFile f(record.string());
-        const auto j = nlohmann::json::parse(reinterpret_cast<const char*>(f.bytes().data()),
-                                             reinterpret_cast<const char*>(f.bytes().data()) + f.size(), nullptr, false);
-        if (j.is_object() && j.contains("vocab_size")) c.vocab_size = j["vocab_size"].get<int64_t>();
-    }
+    if (c.vocab_size == 0) c.vocab_size = data_vocab_size(dir);
     bool any = false;
-    std::vector<int64_t> train_counts(static_cast<size_t>(std::max<int64_t>(c.vocab_size, 0)), 0);
+    // Counts of every id a shard can hold; a larger --vocab-size adds none that occur.
+    const int64_t counted = std::clamp<int64_t>(c.vocab_size, 0, kMaxShardVocab);
+    std::vector<int64_t> train_counts(static_cast<size_t>(counted), 0);
     double val_nll = 0;
     int64_t val_tokens = 0;
     std::vector<int64_t> val_counts(train_counts.size(), 0);

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "data/dataloader.h"
+#include "data/prepare_record.h"
 #include "model/bert.h"
 #include "train/example_order.h"
 #include "train/mlm_batches.h"

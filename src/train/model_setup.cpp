@@ -4,26 +4,18 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoint.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "data/prepare_record.h"
 #include "model/bert.h"
 #include "model/gpt2.h"
 
 namespace lmforge {
 
 namespace {
-
-// The vocabulary the data was made with, from prepare.json (0 if unknown).
-int64_t data_vocab_size(const std::string& dir) {
-    std::ifstream in(dir + "/prepare.json");
-    if (!in) return 0;
-    const auto j = nlohmann::json::parse(in, nullptr, false);
-    return j.is_object() && j.contains("vocab_size") ? j["vocab_size"].get<int64_t>() : 0;
-}
 
 // model.block_size, or the preset's context raised to seq_len.
 int64_t context_length(const TrainConfig& c, int64_t preset_context, int64_t seq_len) {
@@ -37,12 +29,6 @@ int64_t context_length(const TrainConfig& c, int64_t preset_context, int64_t seq
 }
 
 }  // namespace
-
-int32_t data_eot_id(const std::string& dir) {
-    std::ifstream in(dir + "/prepare.json");
-    const auto j = nlohmann::json::parse(in, nullptr, false);
-    return j.is_object() && j.contains("eot_id") && j["eot_id"].is_number_integer() ? j["eot_id"].get<int32_t>() : -1;
-}
 
 bool is_encoder(const TrainConfig& c) { return BertConfig::is_preset(c.model.preset); }
 

@@ -25,10 +25,9 @@ inline std::string data_tokenizer_spec(const TrainConfig& c) {
     return c.data.tokenizer.empty() ? c.data.dir : c.data.tokenizer;
 }
 
-// The tokenizer's vocabulary: model.vocab_size, else the data directory's prepare.json.
+// The tokenizer's vocabulary: model.vocab_size, else the data directory's prepare.json
+// (data_vocab_size); InputError if neither gives one.
 int64_t tokenizer_vocab_size(const TrainConfig& c);
-// The id of <|endoftext|> that prepare recorded for the data in dir; -1 if it has none.
-int32_t data_eot_id(const std::string& dir);
 
 // model.* over the preset; the vocabulary from tokenizer_vocab_size; block_size at least
 // seq_len (InputError if set below it).

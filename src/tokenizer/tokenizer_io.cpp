@@ -194,7 +194,11 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
         throw InputError(fmt::format("{}: not a JSON object", path),
                          "a tokenizer.json is one object: Hugging Face's or lmforge's character tokenizer's");
     }
-    if (j.value("lmforge_tokenizer", "") == "char") {
+    if (j.contains("lmforge_tokenizer")) {  // lmforge's own; value() would throw on a non-string
+        if (j["lmforge_tokenizer"] != "char") {
+            throw InputError(fmt::format("{}: lmforge_tokenizer is {}, not \"char\"", path, j["lmforge_tokenizer"].dump()),
+                             "the file is damaged or was edited; prepare the data again with --tokenizer char");
+        }
         try {
             return std::make_unique<CharTokenizer>(j.at("chars").get<std::vector<std::string>>());
         } catch (const json::exception& e) {

@@ -381,6 +381,21 @@ TEST_F(TokenizerFiles, DeeplyNestedJsonIsRefused) {
               std::string::npos);
 }
 
+// lmforge's character tokenizer.json names its kind "char"; any other value, a string or not,
+// is refused naming the file. An object there once let nlohmann's type_error out. (Found by
+// fuzz/tokenizer_json_fuzz.cpp.)
+TEST_F(TokenizerFiles, ACharTokenizerOfAnotherKindIsRefusedNamingTheFile) {
+    for (const std::string kind : {R"({"<|endoftext|>": 10})", "7", "null", R"("bpe")"}) {
+        const std::string path = write("tokenizer.json", R"({"lmforge_tokenizer": )" + kind + R"(, "chars": ["a"]})");
+        EXPECT_NE(test::input_error_of([&] { load_tokenizer_json(path); })
+                      .find(path + ": lmforge_tokenizer is " + nlohmann::json::parse(kind).dump() + ", not \"char\""),
+                  std::string::npos)
+            << kind;
+    }
+    const std::string path = write("tokenizer.json", R"({"lmforge_tokenizer": "char", "chars": ["a"]})");
+    EXPECT_EQ(load_tokenizer_json(path)->decode(std::vector<TokenId>{0}), "a");
+}
+
 TEST_F(TokenizerFiles, CharTokenizerBuildsSavesAndRefusesUnknownCharacters) {
     const CharTokenizer chars = CharTokenizer::from_texts({"hello", "w\u00f6rld\n"});
     EXPECT_EQ(chars.vocab_size(), 9 + 1);  // d e h l o r w ö \n, and <|endoftext|>

@@ -17,6 +17,7 @@
 #include "kernels/linear.h"
 #include "kernels/lm_head_loss.h"
 #include "kernels/matmul.h"
+#include "kernels/relu.h"
 #include "kernels/residual.h"
 #include "kernels/tanh.h"
 
@@ -209,9 +210,12 @@ LMFORGE_KERNEL(void, to_bf16_with_bias_backward,
                (uint16_t * dout_h, float* dbias, const float* dout, int64_t N, int64_t OC),
                (dout_h, dbias, dout, N, OC))
 
-// residual.h, tanh.h
+// residual.h, relu.h, tanh.h
 LMFORGE_KERNEL(void, residual_forward, (float* out, const float* a, const float* b, int64_t n), (out, a, b, n))
 LMFORGE_KERNEL(void, residual_backward, (float* da, float* db, const float* dout, int64_t n), (da, db, dout, n))
+LMFORGE_KERNEL(void, relu_forward, (float* out, const float* inp, int64_t n), (out, inp, n))
+LMFORGE_KERNEL(void, relu_backward, (float* dinp, const float* dout, const float* out, int64_t n),
+               (dinp, dout, out, n))
 LMFORGE_KERNEL(void, tanh_forward, (float* out, const float* inp, int64_t n), (out, inp, n))
 LMFORGE_KERNEL(void, tanh_backward, (float* dinp, const float* dout, const float* out, int64_t n),
                (dinp, dout, out, n))

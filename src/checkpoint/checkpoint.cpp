@@ -159,8 +159,8 @@ Gpt2Config read_model_config(const std::string& path) {
 
 BertConfig read_bert_config(const std::string& path) {
     const json j = model_metadata(path);
-    if (const std::string arch = model_arch(j, path); arch != "bert") {
-        throw InputError(fmt::format("{}: a {} model, not BERT", path, arch));
+    if (const std::string arch = model_arch(j, path); !is_bert_family(arch)) {
+        throw InputError(fmt::format("{}: a {} model, not BERT or DistilBERT", path, arch));
     }
     return BertConfig::from_json(j.dump(), path);
 }

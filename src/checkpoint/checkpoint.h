@@ -57,8 +57,12 @@ void load_model_weights(Model& model, const std::string& path);
 std::vector<std::string> load_matching_weights(Model& model, const std::string& path);
 // The architecture and shape recorded in a model.safetensors (Model::config_json()).
 nlohmann::json read_model_json(const std::string& path);
-// The architecture recorded in a model.safetensors: "gpt2" or "bert".
+// The architecture recorded in a model.safetensors: "gpt2", "bert" or "distilbert".
 std::string read_model_arch(const std::string& path);
+
+// Whether ARCH is an encoder the Bert class computes: "bert" or "distilbert".
+inline bool is_bert_family(const std::string& arch) { return arch == "bert" || arch == "distilbert"; }
+
 // The model shape recorded in a model.safetensors; InputError if it is of the other
 // architecture.
 Gpt2Config read_model_config(const std::string& path);

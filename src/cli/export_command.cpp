@@ -1,6 +1,6 @@
 // lmforge export --checkpoint CKPT --hf DIR: an lmforge checkpoint as a Hugging Face directory
 // that transformers' from_pretrained loads: GPT-2 (with the run's GPT-2 tokenizer as vocab.json
-// + merges.txt when it has one) or BERT (with the run's [PAD] id as pad_token_id); a
+// + merges.txt when it has one) or BERT and DistilBERT (with the run's [PAD] id as pad_token_id); a
 // classifier's id2label names the run's classes.
 #include <fmt/format.h>
 
@@ -60,14 +60,14 @@ void add_export_command(CLI::App& app) {
         bool overwrite = false;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("export", "Export a checkpoint as a Hugging Face GPT-2 or BERT directory");
+    CLI::App* cmd = app.add_subcommand("export", "Export a checkpoint as a Hugging Face GPT-2, BERT or DistilBERT directory");
     cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint directory (model.safetensors)")->required();
     cmd->add_option("--hf", f->hf, "Directory to write (config.json, model.safetensors)")->required();
     cmd->add_flag("--overwrite", f->overwrite, "Replace the --hf directory if it exists");
     cmd->callback([f] {
         check_output("--hf", f->hf, {f->checkpoint}, f->overwrite);
         const std::string weights = f->checkpoint + "/model.safetensors";
-        if (read_model_arch(weights) == "bert") {
+        if (is_bert_family(read_model_arch(weights))) {
             auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
             Bert model(read_bert_config(weights), *gemm);
             load_model_weights(model, weights);
@@ -83,8 +83,7 @@ void add_export_command(CLI::App& app) {
                           "pad_token_id (transformers then takes 0)");
             }
             save_hf_bert(model, f->hf, pad, names_for(checkpoint_label_names(f->checkpoint), model.num_labels()));
-            fmt::print("exported {} to {} ({})\n", f->checkpoint, f->hf,
-                       model.num_labels() > 0 ? "BertForSequenceClassification" : "BertForMaskedLM");
+            fmt::print("exported {} to {} ({})\n", f->checkpoint, f->hf, hf_bert_architecture(model.config()));
             return;
         }
         const Gpt2Config cfg = read_model_config(weights);

@@ -3,7 +3,8 @@
 // bidirectional self-attention over each sequence's real tokens (its padding masked) and an
 // erf-GELU feed-forward, each followed by residual add and LayerNorm (post-LN); then either the
 // masked-LM head (dense, GELU, LayerNorm, decoder tied to the word embeddings, with a bias) or
-// the pooler (dense + tanh on [CLS], the first position) and a classifier. Parameters under
+// the pooler (dense + tanh on [CLS], the first position) and a classifier. DistilBERT is the same
+// without token types, with ReLU in the pooler's place (BertConfig::family). Parameters under
 // Hugging Face's names and shapes (bert_params.h); backward written out, as GPT-2's.
 #pragma once
 

@@ -24,7 +24,7 @@ namespace {
 // Calls v(name, field, doc) for every key, in documentation order.
 template <class V>
 void visit_config(TrainConfig& c, V&& v) {
-    v("model.preset", c.model.preset, "the architecture and size: GPT-2's gpt2, gpt2-medium, gpt2-large, gpt2-xl, gpt2-mini, gpt2-micro, gpt2-nano, or a BERT encoder's bert-tiny, bert-mini, bert-small, bert-medium, bert-base, bert-large (for classify and mlm); the keys below override it");
+    v("model.preset", c.model.preset, "the architecture and size: GPT-2's gpt2, gpt2-medium, gpt2-large, gpt2-xl, gpt2-mini, gpt2-micro, gpt2-nano, or a BERT encoder's bert-tiny, bert-mini, bert-small, bert-medium, bert-base, bert-large, distilbert-base (for classify and mlm); the keys below override it");
     v("model.n_layer", c.model.n_layer, "transformer blocks; 0: the preset's");
     v("model.n_head", c.model.n_head, "attention heads; 0: the preset's");
     v("model.n_embd", c.model.n_embd, "width C (BERT: hidden, with the feed-forward 4 C); 0: the preset's");
@@ -41,7 +41,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.time_budget", c.train.time_budget, "minutes an lm or mlm run may train: after its first 10 steps (and the step-0 evaluation and samples) have measured the speed, the run takes as many steps as fit, at most train.max_steps, and keeps that length on resume; 0: off");
     v("train.seed", c.train.seed, "seed of the weights' initialisation and of the data order");
     v("train.threads", c.train.threads, "threads per process, at most 4 per core it may run on; 0: its cores, divided among the processes that share them");
-    v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT model (model.preset bert-*) on token shards; sft: instruction (generative) fine-tuning of a GPT-2 model on prepare --instructions data, loss on response tokens only, epoch by epoch");
+    v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT or DistilBERT model (model.preset bert-*, distilbert-*) on token shards; sft: instruction (generative) fine-tuning of a GPT-2 model on prepare --instructions data, loss on response tokens only, epoch by epoch");
     v("train.epochs", c.train.epochs, "classify, sft: passes over the training split, each its examples over the global batch in steps, rounded up (train.max_steps and seq_len are not used)");
     v("train.recompute", c.train.recompute, "activation recompute: none; gelu (GELU and layernorm outputs recomputed in backward: one elementwise pass each); block (each block re-runs its forward in backward, keeping only its output)");
     v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs, fp32 accumulation, master weights and moments); auto: bf16 where the CPU has AVX512_BF16");

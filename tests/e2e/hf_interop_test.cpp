@@ -35,6 +35,20 @@ std::vector<float> logits_of(Gpt2& model, const std::vector<int32_t>& ids, int64
 
 class HfInterop : public TempDirTest {
 protected:
+    // `lmforge import` of DIR fails with status 2 and one line holding NEEDLE, writing nothing.
+    void expect_import_error(const std::string& dir, const std::string& needle) {
+        const Outcome o = run_lmforge("import --hf " + dir + " --output " + path("out"));
+        EXPECT_EQ(o.status, 2) << o.err;
+        EXPECT_NE(o.err.find(needle), std::string::npos) << o.err;
+        EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+        EXPECT_FALSE(std::filesystem::exists(path("out")));
+    }
+    // A directory NAME with config.json J and the weights of FIXTURE (a directory of kFixtures).
+    std::string with_fixture_weights(const std::string& fixture, const std::string& name, const nlohmann::json& j) {
+        write(name + "/config.json", j.dump());
+        std::filesystem::copy_file(kFixtures + "/" + fixture + "/model.safetensors", path(name + "/model.safetensors"));
+        return path(name);
+    }
     SafetensorsReader expected_{kFixtures + "/gpt2-expected.safetensors"};
     std::vector<int32_t> ids_ = expected_.read_i32("ids");
     std::unique_ptr<backend::Gemm> gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
@@ -215,11 +229,7 @@ TEST_F(HfInterop, ClassNamesSurviveImportAndExport) {
 // One line, exit 2, naming the file and the field or tensor at fault.
 TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     const auto expect_error = [&](const std::string& dir, const std::string& needle) {
-        const Outcome o = run_lmforge("import --hf " + dir + " --output " + path("out"));
-        EXPECT_EQ(o.status, 2) << o.err;
-        EXPECT_NE(o.err.find(needle), std::string::npos) << o.err;
-        EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
-        EXPECT_FALSE(std::filesystem::exists(path("out")));
+        expect_import_error(dir, needle);
     };
     expect_error(path("nothing"), "config.json: cannot open");
 
@@ -275,10 +285,8 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     // BERT: another architecture, another activation, a deeper config than its tensors.
     std::ifstream bert_in(kFixtures + "/bert-mlm/config.json");
     const auto bert = nlohmann::json::parse(bert_in);
-    const auto with_bert_config = [&](const std::string& name, nlohmann::json j) {
-        write(name + "/config.json", j.dump());
-        std::filesystem::copy_file(kFixtures + "/bert-mlm/model.safetensors", path(name + "/model.safetensors"));
-        return path(name);
+    const auto with_bert_config = [&](const std::string& name, const nlohmann::json& j) {
+        return with_fixture_weights("bert-mlm", name, j);
     };
     auto pretraining = bert;
     pretraining["architectures"] = {"BertForPreTraining"};
@@ -293,6 +301,25 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     deeper_bert["num_hidden_layers"] = 3;
     expect_error(with_bert_config("deeper-bert", deeper_bert),
                  "no tensor 'bert.encoder.layer.2.attention.self.query.weight'");
+}
+
+// DistilBERT: what lmforge does not compute is refused by name; tensors are checked as BERT's.
+TEST_F(HfInterop, BadDistilBertDirectoriesFailWithOneLine) {
+    std::ifstream in(kFixtures + "/distilbert-mlm/config.json");
+    const auto config = nlohmann::json::parse(in);
+    const auto with_change = [&](const std::string& name, const char* key, const nlohmann::json& value) {
+        auto j = config;
+        j[key] = value;
+        return with_fixture_weights("distilbert-mlm", name, j);
+    };
+    expect_import_error(with_change("sinusoidal", "sinusoidal_pos_embds", true),
+                        "sinusoidal_pos_embds = true is not supported");
+    expect_import_error(with_change("relu", "activation", "relu"), "activation = \"relu\" is not supported");
+    expect_import_error(with_change("qa", "architectures", {"DistilBertForQuestionAnswering"}),
+                        "architectures = DistilBertForQuestionAnswering is not supported");
+    expect_import_error(with_change("deeper", "n_layers", 3),
+                        "no tensor 'distilbert.transformer.layer.2.attention.q_lin.weight'");
+    expect_import_error(with_change("odd-width", "dim", 33), "hidden = 33 is not divisible by n_head = 2");
 }
 
 }  // namespace

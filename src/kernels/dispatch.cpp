@@ -236,13 +236,14 @@ LMFORGE_KERNEL(int64_t, lm_head_scratch, (int64_t N, int64_t V, bool one_pass), 
 #define LMFORGE_HEAD_TRAIN_PARAMS(In)                                                                            \
     (backend::Gemm & gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx, float* dwte,        \
      float* dbias, bool accumulate, const In* x, const In* wte, const float* bias, const int32_t* targets,      \
-     float dloss, float* logits_block, In* dlogits_block, float* target_logit, float* row_max)
+     float dloss, float* logits_block, In* dlogits_block, float* target_logit, float* row_max,                   \
+     const SoftTargets* soft)
 #define LMFORGE_HEAD_FORWARD_ARGS (gemm, s, losses, lse, x, wte, bias, targets, logits_chunk, target_logit, row_max)
 #define LMFORGE_HEAD_BACKWARD_ARGS \
     (gemm, s, dx, dwte, dbias, accumulate, x, wte, bias, lse, targets, dloss, logits_chunk, dlogits_chunk)
 #define LMFORGE_HEAD_TRAIN_ARGS                                                                                    \
     (gemm, s, losses, lse, dx, dwte, dbias, accumulate, x, wte, bias, targets, dloss, logits_block, dlogits_block, \
-     target_logit, row_max)
+     target_logit, row_max, soft)
 
 LMFORGE_KERNEL_TEMPLATE_DECL(void, lm_head_loss_forward, LMFORGE_HEAD_FORWARD_PARAMS(In))
 LMFORGE_KERNEL_TEMPLATE_DECL(void, lm_head_loss_backward, LMFORGE_HEAD_BACKWARD_PARAMS(In))

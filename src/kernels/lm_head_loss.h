@@ -26,6 +26,18 @@ struct LmHeadLossShape {
     int64_t rows = 0;                     // rows per block (lm_head_loss_train)
 };
 
+// Distillation's soft targets (train.task = "distill"): for each row of the head, the
+// teacher's log-probabilities at temperature T. A row's loss for the gradient becomes
+//   task_weight · CE(z, t) + kl_weight · T² · KL(p_teacher ‖ softmax(z / T)),
+// whose dlogits are dloss · (task_weight · (softmax(z) − one-hot(t)) + kl_weight · T ·
+// (softmax(z / T) − p_teacher)) (Hinton et al. 2015: T² keeps the soft term's gradients at the
+// hard term's scale). losses still receive CE alone; kl each row's T² · KL.
+struct SoftTargets {
+    const float* logp = nullptr;  // (N, V): log softmax(teacher logits / T), row n for the head's row n
+    float temperature = 1, task_weight = 1, kl_weight = 0;
+    float* kl = nullptr;  // (N) out: T² · KL, 0 where the target is ignored
+};
+
 // The chunk lmforge uses for N rows: about 8 MiB of fp32 logits (a multiple of 64 columns, at
 // least 64, at most V): small enough to stay in cache between the GEMM and the softmax.
 int64_t lm_head_chunk(int64_t N, int64_t V);
@@ -72,11 +84,13 @@ int64_t lm_head_scratch(int64_t N, int64_t V, bool one_pass);
 // target_logit, row_max if not null) and what backward writes (dx =, dwte and dbias = or +=).
 // logits_block: s.rows · V floats; dlogits_block: as many In, which in fp32 may be
 // logits_block itself. Where lm_head_one_pass is false it is lm_head_loss_forward then
-// lm_head_loss_backward instead, on s.N · s.chunk of each (lm_head_scratch).
+// lm_head_loss_backward instead, on s.N · s.chunk of each (lm_head_scratch). With soft
+// targets it always takes the one pass, as a row's soft term needs all its logits at once;
+// where the chunked passes are the rule, in blocks of as many rows as their scratch holds.
 template <class In>
 void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx,
                         float* dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,
                         const int32_t* targets, float dloss, float* logits_block, In* dlogits_block,
-                        float* target_logit, float* row_max = nullptr);
+                        float* target_logit, float* row_max = nullptr, const SoftTargets* soft = nullptr);
 
 }  // namespace lmforge::kernels

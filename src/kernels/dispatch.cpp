@@ -19,6 +19,7 @@
 #include "kernels/matmul.h"
 #include "kernels/relu.h"
 #include "kernels/residual.h"
+#include "kernels/soft_targets.h"
 #include "kernels/tanh.h"
 
 namespace lmforge::kernels {
@@ -219,6 +220,12 @@ LMFORGE_KERNEL(void, relu_backward, (float* dinp, const float* dout, const float
 LMFORGE_KERNEL(void, tanh_forward, (float* out, const float* inp, int64_t n), (out, inp, n))
 LMFORGE_KERNEL(void, tanh_backward, (float* dinp, const float* dout, const float* out, int64_t n),
                (dinp, dout, out, n))
+
+// soft_targets.h
+LMFORGE_KERNEL(void, teacher_log_probs,
+               (float* logp, const float* logits, const int32_t* rows, int64_t M, int64_t V, int64_t stride,
+                float temperature),
+               (logp, logits, rows, M, V, stride, temperature))
 
 // lm_head_loss.h
 LMFORGE_KERNEL(int64_t, lm_head_chunk, (int64_t N, int64_t V), (N, V))

@@ -17,6 +17,7 @@
 
 #include "backend/gemm.h"
 #include "kernels/crossentropy.h"
+#include "kernels/soft_targets.h"
 
 namespace lmforge::kernels {
 
@@ -24,18 +25,6 @@ struct LmHeadLossShape {
     int64_t N = 0, C = 0, V = 0, Vp = 0;  // rows, width, vocabulary, padded vocabulary
     int64_t chunk = 0;                    // vocabulary columns per chunk (forward, backward)
     int64_t rows = 0;                     // rows per block (lm_head_loss_train)
-};
-
-// Distillation's soft targets (train.task = "distill"): for each row of the head, the
-// teacher's log-probabilities at temperature T. A row's loss for the gradient becomes
-//   task_weight · CE(z, t) + kl_weight · T² · KL(p_teacher ‖ softmax(z / T)),
-// whose dlogits are dloss · (task_weight · (softmax(z) − one-hot(t)) + kl_weight · T ·
-// (softmax(z / T) − p_teacher)) (Hinton et al. 2015: T² keeps the soft term's gradients at the
-// hard term's scale). losses still receive CE alone; kl each row's T² · KL.
-struct SoftTargets {
-    const float* logp = nullptr;  // (N, V): log softmax(teacher logits / T), row n for the head's row n
-    float temperature = 1, task_weight = 1, kl_weight = 0;
-    float* kl = nullptr;  // (N) out: T² · KL, 0 where the target is ignored
 };
 
 // The chunk lmforge uses for N rows: about 8 MiB of fp32 logits (a multiple of 64 columns, at

@@ -205,7 +205,7 @@ LossSum Bert::forward_backward(const Batch& batch, float grad_scale, bool accumu
         loss = classify_head(batch.labels.data());
         classify_head_backward(batch.labels.data(), grad_scale, mode);
     } else {
-        loss = mlm_head(batch.targets.data(), &grad_scale, mode);
+        loss = mlm_head(batch.targets.data(), &grad_scale, mode, batch.soft_targets);
     }
     grads_ready(layer_begin_.back(), layout_.total());
     backward_body(mode);
@@ -259,9 +259,10 @@ void Bert::mlm_logits() {
     lap("lm_head_fwd");
 }
 
-LossSum Bert::mlm_head(const int32_t* targets, const float* grad_scale, WeightGrad mode) {
+LossSum Bert::mlm_head(const int32_t* targets, const float* grad_scale, WeightGrad mode, const SoftTargets* soft) {
     const int64_t N = B_ * T_, H = cfg_.hidden, V = cfg_.vocab_size;
     const int64_t M = mlm_transform_forward(targets);
+    check_soft_targets(soft, M);
     const LmHeadLossShape shape{.N = M, .C = H, .V = V, .Vp = cfg_.padded_vocab(), .chunk = lm_head_chunk(N, V),
                                 .rows = lm_head_rows(M, V)};
     // (Rows go in blocks of lm_head_rows(M), never more than the lm_head_rows(N) the scratch
@@ -272,11 +273,11 @@ LossSum Bert::mlm_head(const int32_t* targets, const float* grad_scale, WeightGr
     if (one_pass && precision_ == Precision::Fp32) {
         lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, g_.word, g_.mlm_bias,
                            accumulate, acts_.mlm_z, p_.word, p_.mlm_bias, acts_.mlm_targets, *grad_scale,
-                           acts_.logits_chunk, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
+                           acts_.logits_chunk, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max, soft);
     } else if (one_pass) {
         lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, g_.word, g_.mlm_bias,
                            accumulate, acts_.mlm_z_h, half(p_.word), p_.mlm_bias, acts_.mlm_targets, *grad_scale,
-                           acts_.logits_chunk, acts_.dlogits_chunk_h, acts_.target_logit, acts_.mlm_max);
+                           acts_.logits_chunk, acts_.dlogits_chunk_h, acts_.target_logit, acts_.mlm_max, soft);
     } else if (precision_ == Precision::Fp32) {
         lm_head_loss_forward(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.mlm_z, p_.word, p_.mlm_bias,
                              acts_.mlm_targets, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
@@ -290,6 +291,7 @@ LossSum Bert::mlm_head(const int32_t* targets, const float* grad_scale, WeightGr
         loss.sum += acts_.mlm_losses[m];
         loss.correct += acts_.target_logit[m] >= acts_.mlm_max[m];
     }
+    if (soft != nullptr && one_pass) loss.soft_sum = sum_soft_losses(*soft);
     if (grad_scale == nullptr) return loss;
     if (!one_pass) mlm_decoder_backward(*grad_scale, accumulate);
     mlm_transform_backward(mode);

@@ -67,7 +67,8 @@ private:
     void mlm_logits();  // (B·T, V) for every row, into logits_
     // The decoder's losses over the masked rows, and with grad_scale their gradients in the
     // same pass, then the transform's, into acts_.dx.
-    LossSum mlm_head(const int32_t* targets, const float* grad_scale, kernels::WeightGrad mode);
+    LossSum mlm_head(const int32_t* targets, const float* grad_scale, kernels::WeightGrad mode,
+                     const kernels::SoftTargets* soft = nullptr);
     LossSum classify_head(const int32_t* labels);
     // From acts_.dx = d(loss)/d(encoder output) down to the embeddings.
     void backward_body(kernels::WeightGrad mode);

@@ -5,9 +5,9 @@
 namespace lmforge {
 
 LossSum sum_over(Communicator& comm, LossSum loss) {
-    double v[3] = {loss.sum, static_cast<double>(loss.count), static_cast<double>(loss.correct)};
-    comm.allreduce_sum(v, 3);
-    return {v[0], static_cast<int64_t>(v[1]), static_cast<int64_t>(v[2])};
+    double v[4] = {loss.sum, static_cast<double>(loss.count), static_cast<double>(loss.correct), loss.soft_sum};
+    comm.allreduce_sum(v, 4);
+    return {v[0], static_cast<int64_t>(v[1]), static_cast<int64_t>(v[2]), v[3]};
 }
 
 StepResult train_step(Model& model, DataParallel& dp, std::span<const Batch> micro_batches, float lr,
@@ -29,11 +29,12 @@ StepResult train_step(Model& model, DataParallel& dp, std::span<const Batch> mic
     r.grad_norm = dp.step(lr, grad_clip);
     r.comm_seconds = dp.comm_seconds();
     r.optimizer_seconds = timer.seconds() - r.comm_seconds;
-    double sums[4] = {r.loss.sum, static_cast<double>(r.loss.count), static_cast<double>(r.loss.correct), 0};
-    for (const Batch& b : micro_batches) sums[3] += static_cast<double>(b.B * b.T);
-    comm.allreduce_sum(sums, 4);
-    r.loss = {sums[0], static_cast<int64_t>(sums[1]), static_cast<int64_t>(sums[2])};
-    r.tokens = static_cast<int64_t>(sums[3]);
+    double sums[5] = {r.loss.sum, static_cast<double>(r.loss.count), static_cast<double>(r.loss.correct),
+                      r.loss.soft_sum, 0};
+    for (const Batch& b : micro_batches) sums[4] += static_cast<double>(b.B * b.T);
+    comm.allreduce_sum(sums, 5);
+    r.loss = {sums[0], static_cast<int64_t>(sums[1]), static_cast<int64_t>(sums[2]), sums[3]};
+    r.tokens = static_cast<int64_t>(sums[4]);
     return r;
 }
 

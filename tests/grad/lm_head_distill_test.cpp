@@ -10,6 +10,7 @@
 #include "kernels/bf16.h"
 #include "kernels/lm_head_loss.h"
 #include "kernels/ref/lm_head_distill.h"
+#include "kernels/soft_targets.h"
 
 namespace lmforge::test {
 namespace {
@@ -98,6 +99,25 @@ TEST(LmHeadDistillTwin, KernelMatchesPyTorchInOnePassAndInBlocks) {
             EXPECT_TRUE(close(kl, f.file.read_f32("kl"), tol, tol)) << where;
             EXPECT_TRUE(close(dx, want_dx, tol, tol * max_abs(std::span<const float>(want_dx)))) << where;
             EXPECT_TRUE(close(dwte, want_dwte, tol, tol * max_abs(std::span<const float>(want_dwte)))) << where;
+        }
+    }
+}
+
+// The teacher's soft targets from its logits: the chosen rows of a padded (stride > V) buffer.
+TEST(TeacherLogProbs, KernelMatchesTwinOnChosenRowsOfPaddedLogits) {
+    const int64_t rows = 6, V = 37, stride = 64;
+    const auto logits = random_vector(rows * stride, 5, 4.0f);
+    const std::vector<int32_t> chosen = {5, 0, 3};
+    for (const float T : {1.0f, 2.0f, 0.5f}) {
+        std::vector<float> logp(chosen.size() * V, kNaN);
+        kernels::teacher_log_probs(logp.data(), logits.data(), chosen.data(), 3, V, stride, T);
+        for (size_t m = 0; m < chosen.size(); m++) {
+            const auto row = convert<double>(std::vector<float>(logits.begin() + chosen[m] * stride,
+                                                                logits.begin() + chosen[m] * stride + V));
+            const auto want = kernels::ref::log_softmax_at(row.data(), V, double{T});
+            EXPECT_TRUE(close(std::span<const float>(logp.data() + m * V, V), std::span<const double>(want),
+                              kTwinRtol, kTwinAtol))
+                << "T " << T << ", row " << chosen[m];
         }
     }
 }

@@ -1,5 +1,5 @@
-// Small runs of every task (lm, classify with GPT-2 and with BERT, mlm, sft) for the tests of
-// the one trainer: their data, made here; a config; and what two runs are compared by — the
+// Small runs of every task (lm, classify with GPT-2 and with BERT, mlm, sft, distill with GPT-2
+// and with DistilBERT) for the tests of the one trainer: their data, made here; a config; and what two runs are compared by — the
 // metrics at every step (without the timings) and the files a run ends with.
 #pragma once
 
@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <csignal>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -27,14 +28,20 @@ struct TaskCase {
     std::string name;    // for test names
     std::string task;    // train.task
     std::string preset;  // model.preset
+    std::string teacher = "";  // distill: the teacher's preset, trained here briefly
+    bool encoder() const { return preset.rfind("bert", 0) == 0 || preset.rfind("distilbert", 0) == 0; }
 };
+
+inline void PrintTo(const TaskCase& c, std::ostream* os) { *os << c.name; }  // test names, not bytes
 
 inline const std::vector<TaskCase>& task_cases() {
     static const std::vector<TaskCase> cases = {{"lm", "lm", "gpt2-nano"},
                                                 {"classify", "classify", "gpt2-nano"},
                                                 {"classify_bert", "classify", "bert-tiny"},
                                                 {"mlm", "mlm", "bert-tiny"},
-                                                {"sft", "sft", "gpt2-nano"}};
+                                                {"sft", "sft", "gpt2-nano"},
+                                                {"distill", "distill", "gpt2-nano", "gpt2-nano"},
+                                                {"distill_bert", "distill", "distilbert-base", "bert-tiny"}};
     return cases;
 }
 
@@ -46,6 +53,20 @@ inline std::string task_corpus(int n) {
         corpus += nlohmann::json::parse(line)["text"].get<std::string>() + ".\n";
     }
     return corpus;
+}
+
+// distill: a teacher for DATA, wider than the student, trained briefly (its final/ in
+// DATA-teacher/): any teacher will do where the tests compare runs with each other, so one
+// there already (data prepared again) is kept.
+inline void train_teacher(TempDirTest& t, const TaskCase& c, const std::string& data) {
+    if (std::filesystem::exists(data + "-teacher/final")) return;
+    const std::string toml = "[model]\npreset = \"" + c.teacher + "\"\nn_layer = 2\nn_head = 2\nn_embd = 48\n"
+                             "block_size = 32\n[data]\ndir = \"" + data + "\"\n[train]\ntask = \"" +
+                             (c.encoder() ? "mlm" : "lm") + "\"\nbatch_size = 8\nseq_len = 32\nmax_steps = 15\n"
+                             "threads = 1\n[eval]\nevery = 0\nbatches = 1\n[sample]\ncount = 0\n"
+                             "[run]\ndir = \"" + data + "-teacher\"\n";
+    const auto o = run_lmforge("train " + t.write(std::filesystem::path(data).filename().string() + "-teacher.toml", toml));
+    EXPECT_EQ(o.status, 0) << o.err;
 }
 
 // Prepares the task's data in t's directory (character tokenizer) and returns its path; `more`
@@ -62,6 +83,7 @@ inline std::string prepare_task_data(TempDirTest& t, const TaskCase& c, const st
     }
     const auto o = run_lmforge("prepare --tokenizer char " + args + " --output " + t.path(name));
     EXPECT_EQ(o.status, 0) << o.err;
+    if (!c.teacher.empty()) train_teacher(t, c, t.path(name));
     return t.path(name);
 }
 
@@ -69,10 +91,11 @@ inline std::string prepare_task_data(TempDirTest& t, const TaskCase& c, const st
 // tiny model, checkpoints every 7 steps (and at each epoch's end), evaluations every 20.
 inline std::string task_config(TempDirTest& t, const TaskCase& c, const std::string& data, const std::string& run,
                                int batch, const std::string& precision = "auto") {
-    const bool bert = c.preset.rfind("bert", 0) == 0;
+    const bool bert = c.encoder();
     const bool epochs = c.task == "classify" || c.task == "sft";
     std::string toml = "[model]\npreset = \"" + c.preset + "\"\nn_layer = 2\nn_head = 2\nn_embd = 32\n";
-    if (c.task == "lm" || c.task == "mlm") toml += "block_size = 32\n";
+    if (c.task == "lm" || c.task == "mlm" || c.task == "distill") toml += "block_size = 32\n";
+    if (c.task == "distill") toml += "[distill]\nteacher = \"" + data + "-teacher/final\"\n";
     toml += "[data]\ndir = \"" + data + "\"\n[train]\ntask = \"" + c.task + "\"\nbatch_size = " +
             std::to_string(batch) + "\nthreads = 1\nprecision = \"" + precision + "\"\n";
     toml += epochs ? std::string("epochs = ") + (c.task == "sft" ? "3" : "4") + "\n"

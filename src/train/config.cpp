@@ -41,7 +41,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.time_budget", c.train.time_budget, "minutes an lm or mlm run may train: after its first 10 steps (and the step-0 evaluation and samples) have measured the speed, the run takes as many steps as fit, at most train.max_steps, and keeps that length on resume; 0: off");
     v("train.seed", c.train.seed, "seed of the weights' initialisation and of the data order");
     v("train.threads", c.train.threads, "threads per process, at most 4 per core it may run on; 0: its cores, divided among the processes that share them");
-    v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT or DistilBERT model (model.preset bert-*, distilbert-*) on token shards; sft: instruction (generative) fine-tuning of a GPT-2 model on prepare --instructions data, loss on response tokens only, epoch by epoch");
+    v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT or DistilBERT model (model.preset bert-*, distilbert-*) on token shards; sft: instruction (generative) fine-tuning of a GPT-2 model on prepare --instructions data, loss on response tokens only, epoch by epoch; distill: a student (model.*) learns from a teacher checkpoint (distill.teacher) by language modelling (GPT-2) or masked LM (BERT, DistilBERT) on token shards");
     v("train.epochs", c.train.epochs, "classify, sft: passes over the training split, each its examples over the global batch in steps, rounded up (train.max_steps and seq_len are not used)");
     v("train.recompute", c.train.recompute, "activation recompute: none; gelu (GELU and layernorm outputs recomputed in backward: one elementwise pass each); block (each block re-runs its forward in backward, keeping only its output)");
     v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs, fp32 accumulation, master weights and moments); auto: bf16 where the CPU has AVX512_BF16");
@@ -56,6 +56,10 @@ void visit_config(TrainConfig& c, V&& v) {
     v("optim.eps", c.optim.eps, "AdamW ε");
     v("optim.zero_stage", c.optim.zero_stage, "0: every process keeps all of Adam's moments; 1: each keeps its shard (ZeRO-1: reduce-scatter gradients, update the shard, all-gather parameters)");
     v("optim.moments", c.optim.moments, "precision of Adam's moments: fp32; bf16 (half their memory, 4 bytes per parameter less, rounded stochastically so small updates still count on average)");
+    v("distill.teacher", c.distill.teacher, "distill: the teacher's checkpoint directory (model.safetensors; GPT-2 for a GPT-2 student, BERT or DistilBERT for an encoder), of the student's vocabulary; it runs forward only, in bf16 where the CPU has AVX512_BF16");
+    v("distill.temperature", c.distill.temperature, "distill: temperature T that softens the teacher's and the student's distributions");
+    v("distill.kl_weight", c.distill.kl_weight, "distill: weight of T² · KL(teacher ‖ student) at the counted targets");
+    v("distill.task_weight", c.distill.task_weight, "distill: weight of the task's own loss (next-token or masked-token cross-entropy)");
     v("dist.bucket_mb", c.dist.bucket_mb, "size of the gradient buckets all-reduced while backward runs (processes > 1, zero_stage 0)");
     v("dist.overlap", c.dist.overlap, "all-reduce buckets during backward, overlapping computation; false: all at once after it");
     v("eval.every", c.eval.every, "steps between validation evaluations (from step 0, and at the end); 0: only at the end; classify and sft also evaluate at each epoch's end");
@@ -317,12 +321,28 @@ void validate_time_budget(const TrainConfig& c) {
     const double b = c.train.time_budget;
     require(b >= 0, "train.time_budget", show(b), "must not be negative (0: off)");
     if (b == 0) return;
-    require(c.train.task == "lm" || c.train.task == "mlm", "train.time_budget", show(b),
-            "is for lm and mlm runs: classify and sft train for train.epochs");
+    require(c.train.task == "lm" || c.train.task == "mlm" || c.train.task == "distill", "train.time_budget", show(b),
+            "is for lm, mlm and distill runs: classify and sft train for train.epochs");
     require(c.optim.warmup_steps >= kBudgetCalibrationSteps, "optim.warmup_steps", std::to_string(c.optim.warmup_steps),
             fmt::format("must be at least {} with train.time_budget: the steps that measure the speed come before the "
                         "run's length is known",
                         kBudgetCalibrationSteps));
+}
+
+// A temperature and weights that give a loss, and a teacher where there is to be one.
+void validate_distill(const TrainConfig& c) {
+    const auto& d = c.distill;
+    require(d.temperature > 0 && std::isfinite(d.temperature), "distill.temperature", show(d.temperature),
+            "must be a positive number");
+    require(d.kl_weight >= 0 && std::isfinite(d.kl_weight), "distill.kl_weight", show(d.kl_weight),
+            "must not be negative");
+    require(d.task_weight >= 0 && std::isfinite(d.task_weight), "distill.task_weight", show(d.task_weight),
+            "must not be negative");
+    require(d.kl_weight + d.task_weight > 0, "distill.kl_weight", show(d.kl_weight),
+            "and distill.task_weight are both 0: nothing to learn from");
+    if (c.train.task == "distill") {
+        require(!d.teacher.empty(), "distill.teacher", "\"\"", "must name the teacher's checkpoint directory");
+    }
 }
 
 }  // namespace
@@ -386,12 +406,14 @@ void validate_config(const TrainConfig& c) {
             "must be fp32 or bf16");
     const std::string& r = c.train.recompute;
     require(r == "none" || r == "gelu" || r == "block", "train.recompute", show(r), "must be none, gelu or block");
-    require(c.train.task == "lm" || c.train.task == "classify" || c.train.task == "mlm" || c.train.task == "sft",
-            "train.task", show(c.train.task), "must be lm, classify, mlm or sft");
+    const std::string& t = c.train.task;
+    require(t == "lm" || t == "classify" || t == "mlm" || t == "sft" || t == "distill", "train.task", show(t),
+            "must be lm, classify, mlm, sft or distill");
     const std::string& m = c.eval.metric;
     require(m == "macro_f1" || m == "accuracy" || m == "loss", "eval.metric", show(m),
             "must be macro_f1, accuracy or loss");
     validate_time_budget(c);
+    validate_distill(c);
 }
 
 }  // namespace lmforge

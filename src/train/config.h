@@ -1,5 +1,5 @@
-// A training run's configuration: TOML sections model, data, train, optim, eval, checkpoint,
-// log, sample and run. Every key is declared once (visit_config), with its default and a line
+// A training run's configuration: TOML sections model, data, train, optim, distill, dist, eval,
+// checkpoint, log, sample and run. Every key is declared once (visit_config), with its default and a line
 // of documentation; parsing, --set overrides, the resolved dump and docs/config.md all come
 // from that one list. Unknown keys and bad values are InputErrors naming the key (and the
 // file's line), with the nearest valid key suggested.
@@ -34,7 +34,7 @@ struct TrainConfig {
         int64_t threads = 0;               // 0: every core (per process: cores / processes)
         std::string precision = "auto";
         std::string recompute = "none";
-        std::string task = "lm";  // lm; classify (prepare --label-field); mlm (BERT); sft (prepare --instructions)
+        std::string task = "lm";  // lm; classify (prepare --label-field); mlm (BERT); sft (prepare --instructions); distill
         int64_t epochs = 3;       // classify: passes over the training split
     } train;
     struct Optim {
@@ -48,6 +48,12 @@ struct TrainConfig {
         int64_t zero_stage = 0;  // 1: shard Adam's moments over the processes (ZeRO-1)
         std::string moments = "fp32";  // bf16: half the moments' memory (stochastic rounding)
     } optim;
+    struct Distill {
+        std::string teacher;       // checkpoint directory of the teacher (train.task = "distill")
+        double temperature = 2.0;  // T of the softened distributions
+        double kl_weight = 0.5;    // weight of T² · KL(teacher ‖ student)
+        double task_weight = 0.5;  // weight of the task's own loss (CLM or MLM)
+    } distill;
     struct Dist {
         double bucket_mb = 25;  // gradient buckets all-reduced during backward
         bool overlap = true;

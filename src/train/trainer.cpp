@@ -115,6 +115,7 @@ private:
     int64_t last_eval_step_ = -1;
     double flops_per_token_ = 0, peak_gflops_ = 0;
     bool peak_checked_ = false;
+    bool distilling_ = false;  // train.task = "distill": the soft term is logged as kl
     PhaseTimes phases_;
     double seconds_before_ = 0, seconds_now_ = 0, tokens_now_ = 0, last_loss_ = 0;
     // For train.time_budget: this session's clock, its steps after the first (which warms the
@@ -134,6 +135,7 @@ Trainer::Trainer(const TrainOptions& opts)
     check_init_from(cfg_.model.init_from);
     open_tokenizer_of_data();
     task_ = make_task(cfg_, tokenizer_.get());
+    distilling_ = cfg_.train.task == "distill";
     model_ = task_->make_model(ctx_.gemm(), ctx_.precision());
     ctx_.take_run_dir();
     read_latest();
@@ -458,6 +460,7 @@ void Trainer::log_step(int64_t step, const StepResult& r, double lr, double seco
             {"loss", r.loss.mean()}, {"accuracy", r.loss.accuracy()}, {"lr", lr},
             {"grad_norm", r.grad_norm}, {"tokens_per_s", tok_s}, {"step_ms", seconds * 1e3}};
         if (epoch_based()) values.emplace_back("epoch", static_cast<double>(epoch_of(step)));
+        if (distilling_) values.emplace_back("kl", r.loss.soft_mean());  // T² · KL to the teacher
         metrics_->write(step, "train", values);
     }
     if (bar_) bar_->update(static_cast<double>(step + 1), fmt::format("loss {:.3f}", r.loss.mean()));
@@ -465,9 +468,10 @@ void Trainer::log_step(int64_t step, const StepResult& r, double lr, double seco
     const auto n = static_cast<double>(phases_.steps);
     const std::string mfu =
         flops_per_token_ > 0 ? fmt::format(" | MFU {:.1f}%", 100 * model_gflops(tok_s) / peak_gflops_) : "";
-    log::info("step {:>6}/{}{} | loss {:.4f} | lr {:.2e} | norm {:.3f} | {:.0f} ms | {:.0f} tok/s{} | data {} "
+    log::info("step {:>6}/{}{} | loss {:.4f}{} | lr {:.2e} | norm {:.3f} | {:.0f} ms | {:.0f} tok/s{} | data {} "
               "fwd+bwd {} opt {} comm {} ms{}",
-              step, total_steps_, epoch_based() ? fmt::format(" (epoch {})", epoch_of(step)) : "", r.loss.mean(), lr,
+              step, total_steps_, epoch_based() ? fmt::format(" (epoch {})", epoch_of(step)) : "", r.loss.mean(),
+              distilling_ ? fmt::format(" | kl {:.4f}", r.loss.soft_mean()) : "", lr,
               r.grad_norm, seconds * 1e3, tok_s, mfu, fmt_ms(phases_.data / n), fmt_ms(phases_.compute / n),
               fmt_ms(phases_.optimizer / n), fmt_ms(phases_.comm / n),
               dp_->buckets() > 0 ? fmt::format(" ({} buckets)", dp_->buckets()) : "");

@@ -11,6 +11,7 @@
 #include "kernels/bf16.h"
 #include "kernels/classifier.h"
 #include "kernels/encoder.h"
+#include "kernels/fp16.h"
 #include "kernels/gelu.h"
 #include "kernels/grad_norm.h"
 #include "kernels/layernorm.h"
@@ -220,6 +221,9 @@ LMFORGE_KERNEL(void, relu_backward, (float* dinp, const float* dout, const float
 LMFORGE_KERNEL(void, tanh_forward, (float* out, const float* inp, int64_t n), (out, inp, n))
 LMFORGE_KERNEL(void, tanh_backward, (float* dinp, const float* dout, const float* out, int64_t n),
                (dinp, dout, out, n))
+
+// fp16.h
+LMFORGE_KERNEL(void, round_to_fp16, (float* out, const float* in, int64_t n), (out, in, n))
 
 // soft_targets.h
 LMFORGE_KERNEL(void, teacher_log_probs,

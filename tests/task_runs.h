@@ -1,5 +1,5 @@
 // Small runs of every task (lm, classify with GPT-2 and with BERT, mlm, sft, distill with GPT-2
-// and with DistilBERT) for the tests of the one trainer: their data, made here; a config; and what two runs are compared by — the
+// and with DistilBERT, and lm in fp16 with loss scaling) for the tests of the one trainer: their data, made here; a config; and what two runs are compared by — the
 // metrics at every step (without the timings) and the files a run ends with.
 #pragma once
 
@@ -28,7 +28,8 @@ struct TaskCase {
     std::string name;    // for test names
     std::string task;    // train.task
     std::string preset;  // model.preset
-    std::string teacher = "";  // distill: the teacher's preset, trained here briefly
+    std::string teacher = "";    // distill: the teacher's preset, trained here briefly
+    std::string precision = "";  // train.precision, if the case sets it
     bool encoder() const { return preset.rfind("bert", 0) == 0 || preset.rfind("distilbert", 0) == 0; }
 };
 
@@ -41,7 +42,8 @@ inline const std::vector<TaskCase>& task_cases() {
                                                 {"mlm", "mlm", "bert-tiny"},
                                                 {"sft", "sft", "gpt2-nano"},
                                                 {"distill", "distill", "gpt2-nano", "gpt2-nano"},
-                                                {"distill_bert", "distill", "distilbert-base", "bert-tiny"}};
+                                                {"distill_bert", "distill", "distilbert-base", "bert-tiny"},
+                                                {"lm_fp16", "lm", "gpt2-nano", "", "fp16"}};
     return cases;
 }
 
@@ -97,7 +99,10 @@ inline std::string task_config(TempDirTest& t, const TaskCase& c, const std::str
     if (c.task == "lm" || c.task == "mlm" || c.task == "distill") toml += "block_size = 32\n";
     if (c.task == "distill") toml += "[distill]\nteacher = \"" + data + "-teacher/final\"\n";
     toml += "[data]\ndir = \"" + data + "\"\n[train]\ntask = \"" + c.task + "\"\nbatch_size = " +
-            std::to_string(batch) + "\nthreads = 1\nprecision = \"" + precision + "\"\n";
+            std::to_string(batch) + "\nthreads = 1\nprecision = \"" + (c.precision.empty() ? precision : c.precision) +
+            "\"\n";
+    // fp16: a loss scale of 2^40 overflows, so the run starts by skipping steps and halving it.
+    if (c.precision == "fp16") toml += "loss_scale = 1099511627776\n";
     toml += epochs ? std::string("epochs = ") + (c.task == "sft" ? "3" : "4") + "\n"
                    : "seq_len = 32\nmax_steps = 90\n";
     toml += std::string("[optim]\nlr = 3e-3\nwarmup_steps = 5\n") + (bert ? "weight_decay = 0.01\n" : "") +

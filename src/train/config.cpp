@@ -44,7 +44,8 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT or DistilBERT model (model.preset bert-*, distilbert-*) on token shards; sft: instruction (generative) fine-tuning of a GPT-2 model on prepare --instructions data, loss on response tokens only, epoch by epoch; distill: a student (model.*) learns from a teacher checkpoint (distill.teacher) by language modelling (GPT-2) or masked LM (BERT, DistilBERT) on token shards");
     v("train.epochs", c.train.epochs, "classify, sft: passes over the training split, each its examples over the global batch in steps, rounded up (train.max_steps and seq_len are not used)");
     v("train.recompute", c.train.recompute, "activation recompute: none; gelu (GELU and layernorm outputs recomputed in backward: one elementwise pass each); block (each block re-runs its forward in backward, keeping only its output)");
-    v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs, fp32 accumulation, master weights and moments); auto: bf16 where the CPU has AVX512_BF16");
+    v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs, fp32 accumulation, master weights and moments); fp16 (mixed: fp16 GEMM inputs converted with F16C, fp32 accumulation, master weights and moments, dynamic loss scaling); auto: bf16 where the CPU has AVX512_BF16");
+    v("train.loss_scale", c.train.loss_scale, "fp16: the initial loss scale (halved and the step skipped on an inf or NaN gradient, doubled after 2000 clean steps)");
     v("optim.lr", c.optim.lr, "peak learning rate");
     v("optim.min_lr_ratio", c.optim.min_lr_ratio, "final learning rate as a fraction of the peak (cosine, linear)");
     v("optim.warmup_steps", c.optim.warmup_steps, "linear warm-up: lr · (step + 1) / warmup_steps");
@@ -401,9 +402,12 @@ void validate_config(const TrainConfig& c) {
     require(s == "cosine" || s == "linear" || s == "constant", "optim.schedule", show(s),
             "must be cosine, linear or constant");
     const std::string& p = c.train.precision;
-    require(p == "fp32" || p == "bf16" || p == "auto", "train.precision", show(p), "must be fp32, bf16 or auto");
+    require(p == "fp32" || p == "bf16" || p == "fp16" || p == "auto", "train.precision", show(p),
+            "must be fp32, bf16, fp16 or auto");
     require(c.optim.moments == "fp32" || c.optim.moments == "bf16", "optim.moments", show(c.optim.moments),
             "must be fp32 or bf16");
+    require(c.train.loss_scale > 0 && std::isfinite(c.train.loss_scale), "train.loss_scale", show(c.train.loss_scale),
+            "must be a positive number");
     const std::string& r = c.train.recompute;
     require(r == "none" || r == "gelu" || r == "block", "train.recompute", show(r), "must be none, gelu or block");
     const std::string& t = c.train.task;

@@ -33,6 +33,7 @@ struct TrainConfig {
         int64_t seed = 1337;
         int64_t threads = 0;               // 0: every core (per process: cores / processes)
         std::string precision = "auto";
+        double loss_scale = 65536;         // fp16: the initial dynamic loss scale (2^16)
         std::string recompute = "none";
         std::string task = "lm";  // lm; classify (prepare --label-field); mlm (BERT); sft (prepare --instructions); distill
         int64_t epochs = 3;       // classify: passes over the training split

@@ -11,12 +11,12 @@ LossSum sum_over(Communicator& comm, LossSum loss) {
 }
 
 StepResult train_step(Model& model, DataParallel& dp, std::span<const Batch> micro_batches, float lr,
-                      double grad_clip) {
+                      double grad_clip, double loss_scale) {
     Communicator& comm = dp.comm();
     int64_t counted = 0;
     for (const Batch& b : micro_batches) counted += b.counted();
     const double global = comm.allreduce_sum(static_cast<double>(counted));
-    const float grad_scale = global > 0 ? static_cast<float>(1.0 / global) : 0.0f;
+    const float grad_scale = global > 0 ? static_cast<float>(loss_scale / global) : 0.0f;
 
     StepResult r;
     Timer timer;
@@ -26,7 +26,7 @@ StepResult train_step(Model& model, DataParallel& dp, std::span<const Batch> mic
     }
     r.compute_seconds = timer.seconds();
     timer.reset();
-    r.grad_norm = dp.step(lr, grad_clip);
+    r.grad_norm = dp.step(lr, grad_clip, loss_scale);
     r.comm_seconds = dp.comm_seconds();
     r.optimizer_seconds = timer.seconds() - r.comm_seconds;
     double sums[5] = {r.loss.sum, static_cast<double>(r.loss.count), static_cast<double>(r.loss.correct),

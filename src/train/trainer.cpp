@@ -24,6 +24,7 @@
 #include "distributed/data_parallel.h"
 #include "kernels/grad_norm.h"
 #include "model/precision.h"
+#include "optim/loss_scaler.h"
 #include "optim/lr_schedule.h"
 #include "train/metrics.h"
 #include "train/model_setup.h"
@@ -82,6 +83,7 @@ private:
     bool budget_due(int64_t steps_done) const;
     void fix_budget(int64_t steps_done);
     void train_one_step(int64_t step);
+    void check_step(int64_t step, const StepResult& r);
     void log_step(int64_t step, const StepResult& r, double lr, double seconds);
     void log_epoch(int64_t step);
     void evaluate(int64_t step);
@@ -116,6 +118,7 @@ private:
     double flops_per_token_ = 0, peak_gflops_ = 0;
     bool peak_checked_ = false;
     bool distilling_ = false;  // train.task = "distill": the soft term is logged as kl
+    std::optional<LossScaler> scaler_;  // train.precision = "fp16"
     PhaseTimes phases_;
     double seconds_before_ = 0, seconds_now_ = 0, tokens_now_ = 0, last_loss_ = 0;
     // For train.time_budget: this session's clock, its steps after the first (which warms the
@@ -248,6 +251,11 @@ void Trainer::start_weights() {
                   epoch_based() ? "train.epochs" : "train.max_steps", state_.max_steps, total_steps_,
                   cfg_.optim.schedule, state_.step,
                   before.at(std::min(state_.step, state_.max_steps - 1)), schedule_.at(state_.step));
+    }
+    if (ctx_.fp16()) {
+        scaler_ = LossScaler{.scale = state_.loss_scale > 0 ? state_.loss_scale : cfg_.train.loss_scale,
+                             .clean_steps = state_.loss_scale_clean_steps,
+                             .skipped_steps = state_.skipped_steps};
     }
     state_.task = task_->name();
     state_.global_batch = plan_.global();
@@ -384,14 +392,12 @@ void Trainer::train_one_step(int64_t step) {
     for (Batch& b : batches_) task_->next_batch(b);
     phases_.data += data_timer.seconds();
     const double lr = schedule_.at(step);
-    const StepResult r = train_step(*model_, *dp_, batches_, static_cast<float>(lr), cfg_.optim.grad_clip);
+    const double loss_scale = scaler_ ? scaler_->scale : 1.0;
+    const StepResult r =
+        train_step(*model_, *dp_, batches_, static_cast<float>(lr), cfg_.optim.grad_clip, loss_scale);
     const double seconds = timer.seconds();
     const double loss = r.loss.mean();
-    if (!std::isfinite(loss) || !std::isfinite(r.grad_norm)) {
-        throw Error(fmt::format("step {}: the {} is {}", step, std::isfinite(loss) ? "gradient norm" : "loss",
-                                std::isfinite(loss) ? r.grad_norm : loss),
-                    "lower optim.lr or raise warm-up");
-    }
+    check_step(step, r);
     phases_.compute += r.compute_seconds;
     phases_.optimizer += r.optimizer_seconds;
     phases_.comm += r.comm_seconds;
@@ -406,6 +412,25 @@ void Trainer::train_one_step(int64_t step) {
     }
     last_loss_ = loss;
     log_step(step, r, lr, seconds);
+}
+
+// A loss that is not finite ends the run, and so do gradients that are not, unless fp16's loss
+// scaling takes them for an overflow: then the step was skipped, and the scale is halved.
+void Trainer::check_step(int64_t step, const StepResult& r) {
+    const double loss = r.loss.mean();
+    const bool finite = std::isfinite(r.grad_norm);
+    if (std::isfinite(loss) && (finite || scaler_)) {
+        if (!scaler_) return;
+        const double scale = scaler_->scale;
+        if (!scaler_->after_step(finite)) {
+            log::info("step {:>6}: the gradients overflowed at loss scale {:g}: step skipped, the scale halved", step,
+                      scale);
+        }
+        return;
+    }
+    throw Error(fmt::format("step {}: the {} is {}", step, std::isfinite(loss) ? "gradient norm" : "loss",
+                            std::isfinite(loss) ? r.grad_norm : loss),
+                "lower optim.lr or raise warm-up");
 }
 
 // The untrained model's samples, for the end's before-and-after (lm; sample.count of them).
@@ -461,6 +486,10 @@ void Trainer::log_step(int64_t step, const StepResult& r, double lr, double seco
             {"grad_norm", r.grad_norm}, {"tokens_per_s", tok_s}, {"step_ms", seconds * 1e3}};
         if (epoch_based()) values.emplace_back("epoch", static_cast<double>(epoch_of(step)));
         if (distilling_) values.emplace_back("kl", r.loss.soft_mean());  // T² · KL to the teacher
+        if (scaler_) {  // the scale after the step, and the steps skipped so far
+            values.emplace_back("loss_scale", scaler_->scale);
+            values.emplace_back("skipped_steps", static_cast<double>(scaler_->skipped_steps));
+        }
         metrics_->write(step, "train", values);
     }
     if (bar_) bar_->update(static_cast<double>(step + 1), fmt::format("loss {:.3f}", r.loss.mean()));
@@ -543,6 +572,11 @@ std::string Trainer::save(int64_t step, bool only_best) {
     }
     state_.step = step;
     state_.data = task_->data_state();
+    if (scaler_) {
+        state_.loss_scale = scaler_->scale;
+        state_.loss_scale_clean_steps = scaler_->clean_steps;
+        state_.skipped_steps = scaler_->skipped_steps;
+    }
     state_.train_seconds = seconds_before_ + seconds_now_;
     const bool best = last_eval_step_ == step && last_eval_->better_than(state_.best_metric, state_.best_loss);
     if (best) {

@@ -64,10 +64,10 @@ const TensorInfo& checked_info(const SafetensorsReader& file, const ParamSpec& s
 }
 
 // Reads the tensor `s` from `file` under prefix + name into `dst` at its offset, checking its
-// name and shape first.
+// name and shape first. Weights stored in F16 or BF16 (an export's) are widened.
 void read_tensor(const SafetensorsReader& file, const ParamSpec& s, const std::string& prefix, float* dst) {
     checked_info(file, s, prefix);
-    file.read(prefix + s.name, std::span<float>(dst + s.offset, static_cast<size_t>(s.numel)));
+    file.read_float(prefix + s.name, std::span<float>(dst + s.offset, static_cast<size_t>(s.numel)));
     std::fill(dst + s.offset + s.numel, dst + s.offset + s.reserved, 0.0f);  // padding rows
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "io/safetensors.h"
 #include "model/bert.h"
 
 namespace lmforge {
@@ -29,13 +30,13 @@ void load_hf_bert_weights(Bert& model, const std::string& dir);
 nlohmann::json hf_bert_config(const BertConfig& c, std::optional<int64_t> pad_token_id,
                               const std::vector<std::string>& label_names = {});
 
-// Writes DIR/config.json and DIR/model.safetensors (F32) that transformers' from_pretrained
+// Writes DIR/config.json and DIR/model.safetensors (F32, or DTYPE: F16, BF16) that transformers' from_pretrained
 // loads as hf_bert_architecture names. DIR is created
 // or replaced atomically. PAD_TOKEN_ID, where known, is written as config.json's pad_token_id:
 // without it transformers takes id 0 as padding and freezes that token's embedding row. A
 // classifier's id2label names its classes with LABEL_NAMES where given (one per label).
 void save_hf_bert(const Bert& model, const std::string& dir, std::optional<int64_t> pad_token_id,
-                  const std::vector<std::string>& label_names = {});
+                  const std::vector<std::string>& label_names = {}, Dtype dtype = Dtype::F32);
 
 // "BertForMaskedLM", "DistilBertForSequenceClassification", ...: the class of a model of shape c.
 const char* hf_bert_architecture(const BertConfig& c);

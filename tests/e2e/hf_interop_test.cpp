@@ -7,11 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "backend/gemm.h"
 #include "cli_util.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/hf_gpt2.h"
+#include "core/bf16.h"
+#include "core/fp16.h"
 #include "io/safetensors.h"
 #include "model/pooling.h"
 #include "temp_dir.h"
@@ -105,6 +108,48 @@ TEST_F(HfInterop, CommandsRoundTripThroughACheckpoint) {
     const SafetensorsReader original(kFixtures + "/gpt2-f32/model.safetensors"),
         again(path("hf") + "/model.safetensors");
     for (const std::string& name : original.names()) EXPECT_EQ(again.read_f32(name), original.read_f32(name)) << name;
+}
+
+// export --dtype f16 and bf16 round every weight to nearest even and say so in config.json;
+// import reads them back (widened exactly), and so does a checkpoint's loader (model.init_from):
+// an lmforge checkpoint whose weights are stored in F16.
+TEST_F(HfInterop, HalfPrecisionWeightsGoOutAndComeBack) {
+    ASSERT_EQ(run_lmforge("import --hf " + kFixtures + "/gpt2-f32 --output " + path("ckpt")).status, 0);
+    const SafetensorsReader ckpt(path("ckpt/model.safetensors"));
+    for (const auto& [flag, dtype, torch_name] : {std::tuple{"f16", Dtype::F16, "float16"},
+                                                  std::tuple{"bf16", Dtype::BF16, "bfloat16"}}) {
+        const std::string hf = path(std::string("hf-") + flag), back = path(std::string("back-") + flag);
+        const Outcome exported = run_lmforge("export --checkpoint " + path("ckpt") + " --hf " + hf + " --dtype " + flag);
+        ASSERT_EQ(exported.status, 0) << exported.err;
+        EXPECT_EQ(nlohmann::json::parse(test::slurp(hf + "/config.json"))["torch_dtype"], torch_name);
+        const SafetensorsReader half(hf + "/model.safetensors");
+        ASSERT_EQ(run_lmforge("import --hf " + hf + " --output " + back).status, 0);
+        const SafetensorsReader imported(back + "/model.safetensors");
+        for (const std::string& name : ckpt.names()) {
+            const std::string hf_name = "transformer." + name;
+            ASSERT_EQ(half.info(hf_name).dtype, dtype) << hf_name;
+            std::vector<float> want = ckpt.read_f32(name);
+            for (float& x : want) x = dtype == Dtype::F16 ? from_f16(to_f16(x)) : from_bf16(to_bf16(x));
+            std::vector<float> got(want.size());
+            half.read_float(hf_name, got);
+            EXPECT_EQ(got, want) << flag << " " << name;
+            EXPECT_EQ(imported.read_f32(name), want) << flag << " " << name;
+        }
+    }
+    // A checkpoint stored in F16 (its metadata kept) loads, widened: what model.init_from reads.
+    SafetensorsWriter f16;
+    std::vector<std::vector<uint16_t>> keep;
+    for (const std::string& name : ckpt.names()) {
+        keep.emplace_back();
+        for (const float x : ckpt.read_f32(name)) keep.back().push_back(to_f16(x));
+        f16.add(name, Dtype::F16, ckpt.info(name).shape, keep.back().data());
+    }
+    for (const auto& [key, value] : ckpt.metadata()) f16.add_metadata(key, value);
+    f16.write(path("f16.safetensors"));
+    Gpt2 model(read_model_config(path("f16.safetensors")), *gemm_);
+    load_model_weights(model, path("f16.safetensors"));
+    const ParamSpec& wte = model.layout().find("wte.weight");
+    EXPECT_EQ(model.params()[wte.offset + 5], from_f16(to_f16(ckpt.read_f32("wte.weight")[5])));
 }
 
 TEST_F(HfInterop, ImportReadsTheEmbeddingUnderTheHeadsNameAndSkipsTensorsOfOtherDtypes) {

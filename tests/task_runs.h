@@ -89,8 +89,24 @@ inline std::string prepare_task_data(TempDirTest& t, const TaskCase& c, const st
     return t.path(name);
 }
 
+// n multiple-choice items in HellaSwag's format, written as t's `name`, in the words of the lm
+// corpus (task_corpus), which its character tokenizer encodes; the right ending is item i's
+// (i mod 4)th.
+inline std::string multiple_choice_items(TempDirTest& t, int n, const std::string& name = "items.jsonl") {
+    const char* contexts[] = {"today we saw", "then it was very", "we saw some", "the match and", "it was a"};
+    const char* endings[] = {"goal", "rain and wind", "bread", "very good soup", "the match", "wind then rain"};
+    std::string jsonl;
+    for (int i = 0; i < n; i++) {
+        std::vector<std::string> four;
+        for (int e = 0; e < 4; e++) four.push_back(endings[(i + e) % 6]);
+        jsonl += nlohmann::json{{"ctx", contexts[i % 5]}, {"endings", four}, {"label", i % 4}}.dump() + "\n";
+    }
+    return t.write(name, jsonl);
+}
+
 // A run of the task with micro-batches of `batch` (per process): about a hundred steps of a
-// tiny model, checkpoints every 7 steps (and at each epoch's end), evaluations every 20.
+// tiny model, checkpoints every 7 steps (and at each epoch's end), evaluations every 20; lm
+// also scores multiple-choice items every 10 (eval.multiple_choice).
 inline std::string task_config(TempDirTest& t, const TaskCase& c, const std::string& data, const std::string& run,
                                int batch, const std::string& precision = "auto") {
     const bool bert = c.encoder();
@@ -106,7 +122,10 @@ inline std::string task_config(TempDirTest& t, const TaskCase& c, const std::str
     toml += epochs ? std::string("epochs = ") + (c.task == "sft" ? "3" : "4") + "\n"
                    : "seq_len = 32\nmax_steps = 90\n";
     toml += std::string("[optim]\nlr = 3e-3\nwarmup_steps = 5\n") + (bert ? "weight_decay = 0.01\n" : "") +
-            "[eval]\nevery = 20\nbatches = 4\n[checkpoint]\nevery = 7\nkeep_last = 2\n[log]\nevery = 5\n"
+            "[eval]\nevery = 20\nbatches = 4\n" +
+            (c.task == "lm" ? "multiple_choice = \"" + multiple_choice_items(t, 9) + "\"\nmultiple_choice_every = 10\n"
+                            : std::string()) +
+            "[checkpoint]\nevery = 7\nkeep_last = 2\n[log]\nevery = 5\n"
             "[sample]\ncount = 1\ntokens = 8\nevery = 30\n[run]\ndir = \"" + t.path(run) + "\"\n";
     return t.write(run + ".toml", toml);
 }

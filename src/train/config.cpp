@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "model/bert_config.h"
 #include "tokenizer/unicode.h"
 #include "train/time_budget.h"
 
@@ -66,6 +67,8 @@ void visit_config(TrainConfig& c, V&& v) {
     v("eval.every", c.eval.every, "steps between validation evaluations (from step 0, and at the end); 0: only at the end; classify and sft also evaluate at each epoch's end");
     v("eval.batches", c.eval.batches, "validation batches per evaluation, each of processes x batch_size sequences (kept by a resume on other processes); classify and sft evaluate their whole validation split");
     v("eval.metric", c.eval.metric, "classify: the validation metric that picks best/: macro_f1, accuracy or loss (a tie goes to the lower loss); other tasks: the validation loss");
+    v("eval.multiple_choice", c.eval.multiple_choice, "lm: multiple-choice items in HellaSwag's JSONL format (ctx, endings, label), read with the run's tokenizer at the start (a bad line stops the run there); their accuracy and length-normalised accuracy, as lmforge eval --multiple-choice gives them, go to metrics.jsonl (mc_accuracy, mc_accuracy_norm, with the counts), TensorBoard and the plot; empty: none");
+    v("eval.multiple_choice_every", c.eval.multiple_choice_every, "steps between multiple-choice evaluations (from step 0, and at the end); 0: eval.every's (with eval.every = 0 too: only at the end)");
     v("checkpoint.every", c.checkpoint.every, "steps between checkpoints; 0: only at the end; classify and sft also checkpoint at each epoch's end");
     v("checkpoint.keep_last", c.checkpoint.keep_last, "checkpoints kept besides best/ (one more while the next is written; best/ is a full copy when it falls between checkpoints)");
     v("log.every", c.log.every, "steps between log lines");
@@ -346,6 +349,17 @@ void validate_distill(const TrainConfig& c) {
     }
 }
 
+// Multiple-choice items are scored by a language model's likelihood of each ending: a GPT-2
+// model trained by lm (classify's head and sft's data are other things, an encoder sees both
+// sides).
+void validate_multiple_choice(const TrainConfig& c) {
+    if (c.eval.multiple_choice.empty()) return;
+    require(c.train.task == "lm", "eval.multiple_choice", show(c.eval.multiple_choice),
+            fmt::format("is for train.task = \"lm\", not {}", show(c.train.task)));
+    require(!BertConfig::is_preset(c.model.preset), "eval.multiple_choice", show(c.eval.multiple_choice),
+            fmt::format("needs a GPT-2 model, not the encoder model.preset = {}", show(c.model.preset)));
+}
+
 }  // namespace
 
 void validate_config(const TrainConfig& c) {
@@ -358,7 +372,9 @@ void validate_config(const TrainConfig& c) {
                                  {"model.n_embd", c.model.n_embd}, {"model.block_size", c.model.block_size},
                                  {"model.vocab_size", c.model.vocab_size}, {"train.total_batch_tokens", c.train.total_batch_tokens},
                                  {"train.threads", c.train.threads}, {"optim.warmup_steps", c.optim.warmup_steps},
-                                 {"eval.every", c.eval.every}, {"checkpoint.every", c.checkpoint.every},
+                                 {"eval.every", c.eval.every},
+                                 {"eval.multiple_choice_every", c.eval.multiple_choice_every},
+                                 {"checkpoint.every", c.checkpoint.every},
                                  {"sample.every", c.sample.every}, {"sample.top_k", c.sample.top_k},
                                  {"sample.count", c.sample.count}}) {
         non_negative(key, v);
@@ -418,6 +434,7 @@ void validate_config(const TrainConfig& c) {
             "must be macro_f1, accuracy or loss");
     validate_time_budget(c);
     validate_distill(c);
+    validate_multiple_choice(c);
 }
 
 }  // namespace lmforge

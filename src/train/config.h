@@ -63,6 +63,8 @@ struct TrainConfig {
         int64_t every = 100;   // steps; 0: only at the end
         int64_t batches = 20;  // validation batches per evaluation
         std::string metric = "macro_f1";  // classify: the best checkpoint's (macro_f1, accuracy, loss)
+        std::string multiple_choice;        // lm: HellaSwag-format JSONL scored as it trains (empty: none)
+        int64_t multiple_choice_every = 0;  // steps; 0: eval.every's
     } eval;
     struct Checkpoint {
         int64_t every = 500;   // steps; 0: only at the end

@@ -28,6 +28,7 @@
 #include "optim/lr_schedule.h"
 #include "train/metrics.h"
 #include "train/model_setup.h"
+#include "train/multiple_choice_eval.h"
 #include "train/plot.h"
 #include "train/resume.h"
 #include "train/run_context.h"
@@ -87,6 +88,7 @@ private:
     void log_step(int64_t step, const StepResult& r, double lr, double seconds);
     void log_epoch(int64_t step);
     void evaluate(int64_t step);
+    void evaluate_multiple_choice(int64_t step);
     std::string save(int64_t step, bool only_best = false);
     void keep_best(int64_t step, bool saved);
     int stop_agreed();
@@ -114,6 +116,8 @@ private:
     std::unique_ptr<Progress> bar_;
     std::unique_ptr<StopRequest> stop_;
     std::optional<Evaluation> last_eval_;
+    std::unique_ptr<MultipleChoiceEval> choice_;  // eval.multiple_choice (null: none)
+    std::string last_choice_;                      // its last evaluation, as logged
     int64_t last_eval_step_ = -1;
     double flops_per_token_ = 0, peak_gflops_ = 0;
     bool peak_checked_ = false;
@@ -122,9 +126,9 @@ private:
     PhaseTimes phases_;
     double seconds_before_ = 0, seconds_now_ = 0, tokens_now_ = 0, last_loss_ = 0;
     // For train.time_budget: this session's clock, its steps after the first (which warms the
-    // caches), an evaluation's and a sample's time.
+    // caches), an evaluation's, a multiple-choice evaluation's and a sample's time.
     Timer session_;
-    double measured_seconds_ = 0, eval_seconds_ = 0, sample_seconds_ = 0;
+    double measured_seconds_ = 0, eval_seconds_ = 0, choice_seconds_ = 0, sample_seconds_ = 0;
     int64_t measured_steps_ = 0;
     int stopped_by_ = 0, agreed_stop_ = 0;
 };
@@ -140,6 +144,9 @@ Trainer::Trainer(const TrainOptions& opts)
     task_ = make_task(cfg_, tokenizer_.get());
     distilling_ = cfg_.train.task == "distill";
     model_ = task_->make_model(ctx_.gemm(), ctx_.precision());
+    if (!cfg_.eval.multiple_choice.empty()) {
+        choice_ = std::make_unique<MultipleChoiceEval>(cfg_, tokenizer_.get(), *model_);
+    }
     ctx_.take_run_dir();
     read_latest();
     plan_batches();
@@ -295,6 +302,10 @@ void Trainer::log_setup() const {
               model_->layout().count(), static_cast<double>(model_->activation_bytes()) / 1048576.0,
               cfg_.train.recompute);
     log::info("{}", task_->describe_data());
+    if (choice_) {
+        log::info("multiple choice: {} items of {}, {}", choice_->items(), choice_->path(),
+                  choice_->every() > 0 ? fmt::format("every {} steps and at the end", choice_->every()) : "at the end");
+    }
     const std::string steps = budget_pending()
                                   ? fmt::format("as many steps as fit in {:g} min, at most {}", cfg_.train.time_budget,
                                                 total_steps_)
@@ -373,6 +384,7 @@ TrainSummary Trainer::run() {
 void Trainer::at_step_start(int64_t step) {
     const bool epoch_end = epoch_ends_at(step);
     if (epoch_end || (cfg_.eval.every > 0 && step % cfg_.eval.every == 0)) evaluate(step);
+    if (choice_ && choice_->due_at(step)) evaluate_multiple_choice(step);
     if (epoch_end) log_epoch(step);
     const bool checkpoint_due =
         (epoch_end || (cfg_.checkpoint.every > 0 && step % cfg_.checkpoint.every == 0)) && step > start_step_;
@@ -463,6 +475,8 @@ void Trainer::fix_budget(int64_t steps_done) {
                               .step_seconds = step_seconds,
                               .eval_seconds = eval_seconds_,
                               .eval_every = cfg_.eval.every,
+                              .choice_seconds = choice_seconds_,
+                              .choice_every = choice_ ? choice_->every() : 0,
                               .sample_seconds = sample_seconds_,
                               .sample_every = cfg_.sample.every,
                               .samples_at_end = cfg_.sample.count};
@@ -473,8 +487,9 @@ void Trainer::fix_budget(int64_t steps_done) {
     schedule_.total_steps = steps;
     state_.max_steps = state_.budget_steps = steps;
     if (bar_) bar_->set_total(static_cast<double>(steps));
-    log::info("time budget of {:g} min: {} steps at {:.0f} ms a step (measured over {}), evaluations of {:.1f} s",
-              cfg_.train.time_budget, steps, step_seconds * 1e3, measured_steps_, eval_seconds_);
+    log::info("time budget of {:g} min: {} steps at {:.0f} ms a step (measured over {}), evaluations of {:.1f} s{}",
+              cfg_.train.time_budget, steps, step_seconds * 1e3, measured_steps_, eval_seconds_,
+              choice_ ? fmt::format(", multiple choice of {:.1f} s", choice_seconds_) : "");
     warn_about_lengths();
 }
 
@@ -556,6 +571,17 @@ void Trainer::evaluate(int64_t step) {
               e.better_than(state_.best_metric, state_.best_loss) ? " (best)" : "");
 }
 
+// Read-only on the model (forward passes; no RNG, no data position): a run evaluates the same
+// with or without it, and resumes exactly.
+void Trainer::evaluate_multiple_choice(int64_t step) {
+    Timer timer;
+    const ChoiceResult r = choice_->evaluate(*model_, ctx_.comm());
+    choice_seconds_ = timer.seconds();
+    if (metrics_) metrics_->write(step, "multiple_choice", MultipleChoiceEval::metrics(r));
+    last_choice_ = MultipleChoiceEval::describe(r);
+    log::info("step {:>6}: {}", step, last_choice_);
+}
+
 // A checkpoint at `step`; with only_best, written as best/ alone (an evaluation that improved
 // on a step that keeps no checkpoint).
 std::string Trainer::save(int64_t step, bool only_best) {
@@ -625,6 +651,7 @@ void Trainer::finish(TrainSummary& summary) {
     } else {
         // The end: a last evaluation and checkpoint, then final/.
         evaluate(end_step_);
+        if (choice_) evaluate_multiple_choice(end_step_);
         if (epoch_based()) log_epoch(end_step_);
         const bool final_checkpoint = start_step_ < end_step_ || !latest_;
         const std::string dir = final_checkpoint ? save(end_step_) : "";
@@ -642,6 +669,7 @@ void Trainer::finish(TrainSummary& summary) {
     summary.train_loss = last_loss_;
     summary.val_loss = last_eval_ ? last_eval_->loss : std::numeric_limits<double>::quiet_NaN();
     summary.evaluation = last_eval_ ? task_->describe(*last_eval_) : "";
+    summary.multiple_choice = last_choice_;
     summary.tokens_per_s = seconds_now_ > 0 ? tokens_now_ / seconds_now_ : 0;
     if (ctx_.lead() && cfg_.log.plots) summary.plots = write_loss_plots(ctx_.run_dir());
     if (stopped_by_ == 0) write_report(summary);

@@ -57,12 +57,14 @@ inline std::string task_corpus(int n) {
     return corpus;
 }
 
-// distill: a teacher for DATA, wider than the student, trained briefly (its final/ in
-// DATA-teacher/): any teacher will do where the tests compare runs with each other, so one
-// there already (data prepared again) is kept.
+// distill: a teacher for DATA, trained briefly (its final/ in DATA-teacher/): any teacher will
+// do where the tests compare runs with each other, so one there already (data prepared again)
+// is kept. GPT-2's is wider than its student; the encoder's has the student's width, as
+// DistilBERT's, for the hidden-state term.
 inline void train_teacher(TempDirTest& t, const TaskCase& c, const std::string& data) {
     if (std::filesystem::exists(data + "-teacher/final")) return;
-    const std::string toml = "[model]\npreset = \"" + c.teacher + "\"\nn_layer = 2\nn_head = 2\nn_embd = 48\n"
+    const std::string width = c.encoder() ? "32" : "48";
+    const std::string toml = "[model]\npreset = \"" + c.teacher + "\"\nn_layer = 2\nn_head = 2\nn_embd = " + width + "\n"
                              "block_size = 32\n[data]\ndir = \"" + data + "\"\n[train]\ntask = \"" +
                              (c.encoder() ? "mlm" : "lm") + "\"\nbatch_size = 8\nseq_len = 32\nmax_steps = 15\n"
                              "threads = 1\n[eval]\nevery = 0\nbatches = 1\n[sample]\ncount = 0\n"
@@ -113,7 +115,10 @@ inline std::string task_config(TempDirTest& t, const TaskCase& c, const std::str
     const bool epochs = c.task == "classify" || c.task == "sft";
     std::string toml = "[model]\npreset = \"" + c.preset + "\"\nn_layer = 2\nn_head = 2\nn_embd = 32\n";
     if (c.task == "lm" || c.task == "mlm" || c.task == "distill") toml += "block_size = 32\n";
-    if (c.task == "distill") toml += "[distill]\nteacher = \"" + data + "-teacher/final\"\n";
+    if (c.task == "distill") {
+        toml += "[distill]\nteacher = \"" + data + "-teacher/final\"\n";
+        if (bert) toml += "cosine_weight = 0.5\n";  // DistilBERT's three terms
+    }
     toml += "[data]\ndir = \"" + data + "\"\n[train]\ntask = \"" + c.task + "\"\nbatch_size = " +
             std::to_string(batch) + "\nthreads = 1\nprecision = \"" + (c.precision.empty() ? precision : c.precision) +
             "\"\n";

@@ -8,6 +8,8 @@ lmforge's fused head (kernels/lm_head_loss.h, SoftTargets) against an independen
   params: temperature, task_weight, kl_weight, dloss
   ce (N), kl (N) = T^2 * KL(p_teacher || softmax(z / T)) per row
   dx, dwte: gradients of dloss * sum(task_weight * ce + kl_weight * kl)
+  hidden (5, 12), hidden_rows (3) int32, teacher_hidden (3, 12): the hidden-state term at
+  rows 3, 0, 2; cos_loss (3) = 1 - cosine_similarity; dhidden: gradient of COS_SCALE * sum(cos_loss)
 
     pip install torch==2.13.0 safetensors && python3 tools/make_distill_fixture.py
 """
@@ -20,6 +22,20 @@ from safetensors.torch import save_file
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N, C, V = 5, 7, 19
 TEMPERATURE, TASK_WEIGHT, KL_WEIGHT, DLOSS = 2.0, 0.5, 0.7, 0.25
+COS_SCALE = 0.3
+
+
+def hidden_case():
+    """The cosine term between student and teacher hidden states, by torch's cosine_similarity."""
+    hidden = torch.randn(5, 12).double().requires_grad_()
+    rows = torch.tensor([3, 0, 2])
+    teacher = torch.randn(3, 12).double()
+    cos_loss = 1 - F.cosine_similarity(hidden[rows], teacher, dim=-1, eps=1e-8)
+    (COS_SCALE * cos_loss.sum()).backward()
+    f32 = lambda t: t.detach().to(torch.float32).contiguous()
+    return {"hidden": f32(hidden), "hidden_rows": rows.to(torch.int32), "teacher_hidden": f32(teacher),
+            "cos_loss": f32(cos_loss), "dhidden": f32(hidden.grad),
+            "cos_scale": torch.tensor([COS_SCALE], dtype=torch.float32)}
 
 
 def main():
@@ -40,6 +56,7 @@ def main():
                "teacher_logp": f32(teacher_logp), "ce": f32(ce), "kl": f32(kl), "dx": f32(x.grad),
                "dwte": f32(wte.grad),
                "params": torch.tensor([TEMPERATURE, TASK_WEIGHT, KL_WEIGHT, DLOSS], dtype=torch.float32)}
+    tensors.update(hidden_case())
     out = os.path.join(ROOT, "tests", "fixtures", "distill_kl.safetensors")
     save_file(tensors, out)
     print(f"wrote {out}")

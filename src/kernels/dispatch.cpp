@@ -10,6 +10,7 @@
 #include "kernels/attention_decode.h"
 #include "kernels/bf16.h"
 #include "kernels/classifier.h"
+#include "kernels/cosine_distance.h"
 #include "kernels/encoder.h"
 #include "kernels/fp16.h"
 #include "kernels/gelu.h"
@@ -255,6 +256,13 @@ LMFORGE_KERNEL(int64_t, lm_head_scratch, (int64_t N, int64_t V, bool one_pass), 
 #define LMFORGE_HEAD_TRAIN_ARGS                                                                                    \
     (gemm, s, losses, lse, dx, dwte, dbias, accumulate, x, wte, bias, targets, dloss, logits_block, dlogits_block, \
      target_logit, row_max, soft)
+
+#define LMFORGE_COSINE_PARAMS(In)                                                                               \
+    (float* dh, float* loss, const In* h, const float* t, const int32_t* rows, int64_t M, int64_t C, float scale)
+#define LMFORGE_COSINE_ARGS (dh, loss, h, t, rows, M, C, scale)
+LMFORGE_KERNEL_TEMPLATE_DECL(void, cosine_distance_backward, LMFORGE_COSINE_PARAMS(In))
+LMFORGE_KERNEL_INSTANCE(void, cosine_distance_backward, float, LMFORGE_COSINE_PARAMS(float), LMFORGE_COSINE_ARGS)
+LMFORGE_KERNEL_INSTANCE(void, cosine_distance_backward, bf16, LMFORGE_COSINE_PARAMS(bf16), LMFORGE_COSINE_ARGS)
 
 LMFORGE_KERNEL_TEMPLATE_DECL(void, lm_head_loss_forward, LMFORGE_HEAD_FORWARD_PARAMS(In))
 LMFORGE_KERNEL_TEMPLATE_DECL(void, lm_head_loss_backward, LMFORGE_HEAD_BACKWARD_PARAMS(In))

@@ -17,6 +17,11 @@ struct SoftTargets {
     const float* logp = nullptr;  // (N, V): log softmax(teacher logits / T), row n for the head's row n
     float temperature = 1, task_weight = 1, kl_weight = 0;
     float* kl = nullptr;  // (N) out: T² · KL, 0 where the target is ignored
+    // The hidden-state term (null: none), which the model adds after its head: at each row,
+    // cosine_weight · (1 − cos(student's final hidden state, the teacher's)).
+    const float* hidden = nullptr;  // (N, C): the teacher's final hidden states at the head's rows
+    float cosine_weight = 0;
+    float* cosine = nullptr;        // (N) out: 1 − cos
 };
 
 // A teacher's soft targets from its logits: logp (M, V) row m = log softmax(logits row

@@ -43,21 +43,25 @@ struct Batch {
 
 // A forward pass's losses: their sum over `count` targets (or labels), and how many of those
 // the model ranked first (greedy decoding would produce them; the class it would choose). With
-// soft targets, soft_sum is the sum of the soft term (T² · KL to the teacher) over the same.
+// soft targets, soft_sum is the sum of the soft term (T² · KL to the teacher) over the same,
+// and cosine_sum that of the hidden-state term (1 − cos).
 struct LossSum {
     double sum = 0;
     int64_t count = 0;
     int64_t correct = 0;
     double soft_sum = 0;
+    double cosine_sum = 0;
 
     LossSum& operator+=(const LossSum& o) {
         sum += o.sum;
         count += o.count;
         correct += o.correct;
         soft_sum += o.soft_sum;
+        cosine_sum += o.cosine_sum;
         return *this;
     }
     double soft_mean() const { return count > 0 ? soft_sum / static_cast<double>(count) : 0.0; }
+    double cosine_mean() const { return count > 0 ? cosine_sum / static_cast<double>(count) : 0.0; }
     double mean() const { return count > 0 ? sum / static_cast<double>(count) : 0.0; }
     double accuracy() const { return count > 0 ? static_cast<double>(correct) / static_cast<double>(count) : 0.0; }
 };

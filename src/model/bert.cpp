@@ -61,6 +61,11 @@ void Bert::plan(int64_t B, int64_t T) {
     T_ = T;
 }
 
+void Bert::final_hidden_rows(const int32_t* rows, int64_t M, float* out) const {
+    const int64_t H = cfg_.hidden;
+    for (int64_t m = 0; m < M; m++) std::copy_n(hidden() + static_cast<int64_t>(rows[m]) * H, H, out + m * H);
+}
+
 const float* Bert::hidden() const { return cfg_.n_layer > 0 ? acts_.layers.back().out : acts_.x0; }
 
 void Bert::linear(float* out, const float* inp, const uint16_t* inp_h, const float* w, const float* b, int64_t N,
@@ -206,6 +211,11 @@ LossSum Bert::forward_backward(const Batch& batch, float grad_scale, bool accumu
         classify_head_backward(batch.labels.data(), grad_scale, mode);
     } else {
         loss = mlm_head(batch.targets.data(), &grad_scale, mode, batch.soft_targets);
+        const kernels::SoftTargets* soft = batch.soft_targets;
+        if (soft != nullptr && soft->hidden != nullptr) {  // d(encoder output) of the masked rows: dx
+            loss.cosine_sum = hidden_term(*soft, grad_scale, acts_.mlm_rows, mlm_rows_, acts_.dx, hidden(), nullptr,
+                                          cfg_.hidden);
+        }
     }
     grads_ready(layer_begin_.back(), layout_.total());
     backward_body(mode);

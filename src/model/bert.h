@@ -46,6 +46,8 @@ public:
     LossSum forward_backward(const Batch& batch, float grad_scale, bool accumulate) override;
     LossSum forward(const Batch& batch) override;
     const float* class_logits() const override { return acts_.class_logits; }
+    int64_t width() const override { return cfg_.hidden; }
+    void final_hidden_rows(const int32_t* rows, int64_t M, float* out) const override;  // the encoder's output
     const float* logits() const { return logits_.data(); }  // (B, T, V) of a pass without targets
     const float* hidden() const;  // (B, T, H): the last pass's encoder output
 

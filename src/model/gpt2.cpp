@@ -243,9 +243,26 @@ LossSum Gpt2::forward_backward(const Batch& batch, float grad_scale, bool accumu
         classify_head_backward(batch.labels.data(), grad_scale, mode);
     } else {
         loss = lm_head(batch.targets.data(), &grad_scale, mode, batch.soft_targets);
+        const kernels::SoftTargets* soft = batch.soft_targets;
+        if (soft != nullptr && soft->hidden != nullptr) {  // d(ln_f output) of the counted rows: dln
+            loss.cosine_sum = hidden_term(*soft, grad_scale, acts_.head_rows, loss.count, acts_.dln, acts_.lnf,
+                                          acts_.lnf_h, cfg_.n_embd);
+        }
     }
     backward_body(mode);
     return loss;
+}
+
+void Gpt2::final_hidden_rows(const int32_t* rows, int64_t M, float* out) const {
+    const int64_t C = cfg_.n_embd;
+    for (int64_t m = 0; m < M; m++) {
+        const int64_t row = rows[m];
+        if (acts_.lnf != nullptr) {
+            std::copy_n(acts_.lnf + row * C, C, out + m * C);
+        } else {
+            for (int64_t c = 0; c < C; c++) out[m * C + c] = from_bf16(acts_.lnf_h[row * C + c]);
+        }
+    }
 }
 
 LossSum Gpt2::forward(const Batch& batch) {

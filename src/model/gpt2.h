@@ -55,6 +55,8 @@ public:
     LossSum forward_backward(const Batch& batch, float grad_scale, bool accumulate) override;
     LossSum forward(const Batch& batch) override;
     const float* class_logits() const override { return acts_.class_logits; }  // (B, num_labels)
+    int64_t width() const override { return cfg_.n_embd; }
+    void final_hidden_rows(const int32_t* rows, int64_t M, float* out) const override;  // ln_f's output
 
     // (B·T) per-position losses of the last pass with targets: 0 where ignored.
     const float* token_losses() const { return acts_.losses; }

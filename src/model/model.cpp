@@ -7,6 +7,7 @@
 #include "core/error.h"
 
 #include "kernels/bf16.h"
+#include "kernels/cosine_distance.h"
 
 namespace lmforge {
 
@@ -31,6 +32,19 @@ void Model::check_soft_targets(const kernels::SoftTargets* soft, int64_t rows) {
 double Model::sum_soft_losses(const kernels::SoftTargets& soft) {
     double sum = 0;
     for (int64_t n = 0; n < soft.rows; n++) sum += soft.kl[n];
+    return sum;
+}
+
+double Model::hidden_term(const kernels::SoftTargets& soft, float grad_scale, const int32_t* rows, int64_t M,
+                          float* dh, const float* h, const uint16_t* h_half, int64_t C) {
+    const float scale = grad_scale * soft.cosine_weight;
+    if (h != nullptr) {
+        kernels::cosine_distance_backward(dh, soft.cosine, h, soft.hidden, rows, M, C, scale);
+    } else {
+        kernels::cosine_distance_backward(dh, soft.cosine, h_half, soft.hidden, rows, M, C, scale);
+    }
+    double sum = 0;
+    for (int64_t m = 0; m < M; m++) sum += soft.cosine[m];
     return sum;
 }
 

@@ -68,6 +68,10 @@ public:
     // Inference: the losses where the batch has targets or labels; without them, logits (the
     // model's own accessor) or class_logits().
     virtual LossSum forward(const Batch& batch) = 0;
+    // The width of the final hidden states, and those of the last pass at `rows` (M of the
+    // B·T positions) into out (M, width) in fp32: distillation's teacher hands them on.
+    virtual int64_t width() const = 0;
+    virtual void final_hidden_rows(const int32_t* rows, int64_t M, float* out) const = 0;
     // (B, num_labels) of the last pass of a classification head. Which position it pools is
     // the model's: GPT-2 the last real token, BERT the first ([CLS]).
     virtual const float* class_logits() const = 0;
@@ -100,6 +104,11 @@ protected:
     static void check_soft_targets(const kernels::SoftTargets* soft, int64_t rows);
     // Σ of the soft term the head wrote for each of its rows.
     static double sum_soft_losses(const kernels::SoftTargets& soft);
+    // Distillation's hidden-state term at the head's M rows (soft->hidden not null): adds
+    // grad_scale · cosine_weight · ∂(1 − cos)/∂h into dh (·, C) at those rows of the final
+    // hidden states h (fp32, or h_half where only bf16 is kept); returns Σ (1 − cos).
+    static double hidden_term(const kernels::SoftTargets& soft, float grad_scale, const int32_t* rows, int64_t M,
+                              float* dh, const float* h, const uint16_t* h_half, int64_t C);
     // cfg after cfg.validate(): for constructors that derive the layout from it.
     template <class Config>
     static const Config& validated(const Config& cfg) {

@@ -62,6 +62,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("distill.temperature", c.distill.temperature, "distill: temperature T that softens the teacher's and the student's distributions");
     v("distill.kl_weight", c.distill.kl_weight, "distill: weight of T² · KL(teacher ‖ student) at the counted targets");
     v("distill.task_weight", c.distill.task_weight, "distill: weight of the task's own loss (next-token or masked-token cross-entropy)");
+    v("distill.cosine_weight", c.distill.cosine_weight, "distill: weight of 1 − cos between the student's and the teacher's final hidden states at the counted targets (DistilBERT's cosine loss; needs equal widths); 0: off");
     v("dist.bucket_mb", c.dist.bucket_mb, "size of the gradient buckets all-reduced while backward runs (processes > 1, zero_stage 0)");
     v("dist.overlap", c.dist.overlap, "all-reduce buckets during backward, overlapping computation; false: all at once after it");
     v("eval.every", c.eval.every, "steps between validation evaluations (from step 0, and at the end); 0: only at the end; classify and sft also evaluate at each epoch's end");
@@ -342,8 +343,10 @@ void validate_distill(const TrainConfig& c) {
             "must not be negative");
     require(d.task_weight >= 0 && std::isfinite(d.task_weight), "distill.task_weight", show(d.task_weight),
             "must not be negative");
-    require(d.kl_weight + d.task_weight > 0, "distill.kl_weight", show(d.kl_weight),
-            "and distill.task_weight are both 0: nothing to learn from");
+    require(d.cosine_weight >= 0 && std::isfinite(d.cosine_weight), "distill.cosine_weight", show(d.cosine_weight),
+            "must not be negative");
+    require(d.kl_weight + d.task_weight + d.cosine_weight > 0, "distill.kl_weight", show(d.kl_weight),
+            "distill.task_weight and distill.cosine_weight are all 0: nothing to learn from");
     if (c.train.task == "distill") {
         require(!d.teacher.empty(), "distill.teacher", "\"\"", "must name the teacher's checkpoint directory");
     }

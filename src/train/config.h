@@ -54,6 +54,7 @@ struct TrainConfig {
         double temperature = 2.0;  // T of the softened distributions
         double kl_weight = 0.5;    // weight of T² · KL(teacher ‖ student)
         double task_weight = 0.5;  // weight of the task's own loss (CLM or MLM)
+        double cosine_weight = 0;  // weight of 1 − cos between the final hidden states (equal widths)
     } distill;
     struct Dist {
         double bucket_mb = 25;  // gradient buckets all-reduced during backward

@@ -14,7 +14,7 @@ namespace {
 // One micro-batch's soft targets: the trainer draws every micro-batch of a step before the
 // first forward, so each keeps its own.
 struct SoftBatch {
-    std::vector<float> logp, kl;
+    std::vector<float> logp, kl, hidden, cosine;
     kernels::SoftTargets targets;
 };
 
@@ -26,7 +26,8 @@ public:
     const char* name() const override { return "distill"; }
     std::unique_ptr<Model> make_model(backend::Gemm& gemm, Precision precision) override {
         std::unique_ptr<Model> student = student_task_->make_model(gemm, precision);
-        teacher_ = std::make_unique<Teacher>(cfg_.distill.teacher, *student, student_task_->max_seq_len(), gemm);
+        teacher_ = std::make_unique<Teacher>(cfg_.distill.teacher, *student, student_task_->max_seq_len(),
+                                             cfg_.distill.cosine_weight > 0, gemm);
         return student;
     }
     int64_t max_seq_len() const override { return student_task_->max_seq_len(); }
@@ -42,11 +43,15 @@ public:
         SoftBatch& s = soft_[next_];
         next_ = (next_ + 1) % soft_.size();
         const auto T = static_cast<float>(cfg_.distill.temperature);
-        const int64_t rows = teacher_->log_probs(batch, T, s.logp);
+        const int64_t rows = teacher_->targets(batch, T, s.logp, s.hidden);
         s.kl.assign(static_cast<size_t>(rows), 0.0f);
+        s.cosine.assign(static_cast<size_t>(rows), 0.0f);
+        const bool hidden = cfg_.distill.cosine_weight > 0;
         s.targets = {.rows = rows, .logp = s.logp.data(), .temperature = T,
                      .task_weight = static_cast<float>(cfg_.distill.task_weight),
-                     .kl_weight = static_cast<float>(cfg_.distill.kl_weight), .kl = s.kl.data()};
+                     .kl_weight = static_cast<float>(cfg_.distill.kl_weight), .kl = s.kl.data(),
+                     .hidden = hidden ? s.hidden.data() : nullptr,
+                     .cosine_weight = static_cast<float>(cfg_.distill.cosine_weight), .cosine = s.cosine.data()};
         batch.soft_targets = &s.targets;
     }
     nlohmann::json data_state() const override { return student_task_->data_state(); }
@@ -61,9 +66,9 @@ public:
     Evaluation evaluate(Model& model, Communicator& comm) override { return student_task_->evaluate(model, comm); }
     std::string describe(const Evaluation& e) const override { return student_task_->describe(e); }
     std::string describe_data() const override {
-        return fmt::format("{}; distilled from {}, T = {:g}, weights: task {:g}, KL {:g}",
+        return fmt::format("{}; distilled from {}, T = {:g}, weights: task {:g}, KL {:g}, cosine {:g}",
                            student_task_->describe_data(), teacher_->description(), cfg_.distill.temperature,
-                           cfg_.distill.task_weight, cfg_.distill.kl_weight);
+                           cfg_.distill.task_weight, cfg_.distill.kl_weight, cfg_.distill.cosine_weight);
     }
     double flops_per_token(const Model& model) const override { return student_task_->flops_per_token(model); }
     std::vector<std::string> samples(Model& model, backend::Gemm& gemm, int64_t count) override {

@@ -2,7 +2,8 @@
 // (Sanh et al. 2019). A student (model.*) learns from a teacher checkpoint (distill.teacher) on
 // the student's own task: next-token prediction for GPT-2, masked LM for BERT and DistilBERT.
 // At each counted target the loss is
-//   task_weight · cross-entropy + kl_weight · T² · KL(teacher ‖ student), both at temperature T,
+//   task_weight · cross-entropy + kl_weight · T² · KL(teacher ‖ student) at temperature T
+//   + cosine_weight · (1 − cos(student's final hidden state, the teacher's)),
 // with the teacher run forward only on the same batch. Everything else — data, evaluation (the
 // task's own validation loss), samples, checkpoints, exact resume — is the task's.
 #pragma once

@@ -41,8 +41,8 @@ std::unique_ptr<Model> teacher_model(const std::string& path, bool encoder, back
 
 }  // namespace
 
-Teacher::Teacher(const std::string& dir, const Model& student, int64_t seq_len, backend::Gemm& gemm)
-    : weights_(dir + "/model.safetensors"), encoder_(dynamic_cast<const Bert*>(&student) != nullptr) {
+Teacher::Teacher(const std::string& dir, const Model& student, int64_t seq_len, bool hidden, backend::Gemm& gemm)
+    : weights_(dir + "/model.safetensors"), encoder_(dynamic_cast<const Bert*>(&student) != nullptr), hidden_(hidden) {
     int64_t context = 0;
     model_ = teacher_model(weights_, encoder_, gemm, context);
     if (model_->vocab_size() != student.vocab_size()) {
@@ -55,12 +55,19 @@ Teacher::Teacher(const std::string& dir, const Model& student, int64_t seq_len, 
                                         context, seq_len),
                             "shorten train.seq_len");
     }
+    if (hidden && model_->width() != student.width()) {
+        throw teacher_error(fmt::format("its hidden states are {} wide, the student's {}: distill.cosine_weight "
+                                        "compares states of equal width",
+                                        model_->width(), student.width()),
+                            "set distill.cosine_weight = 0, or distil into a student of the teacher's width");
+    }
     load_model_weights(*model_, weights_);
     description_ = fmt::format("{} ({}) from {}", model_summary(*model_),
                                cpu_has_bf16() ? "bf16" : "fp32", dir);
 }
 
-int64_t Teacher::log_probs(const Batch& batch, float temperature, std::vector<float>& logp) {
+int64_t Teacher::targets(const Batch& batch, float temperature, std::vector<float>& logp,
+                         std::vector<float>& hidden) {
     const int64_t N = batch.B * batch.T, V = model_->vocab_size();
     rows_.clear();
     for (int64_t i = 0; i < N; i++) {
@@ -80,6 +87,10 @@ int64_t Teacher::log_probs(const Batch& batch, float temperature, std::vector<fl
         stride = gpt2.config().padded_vocab();
     }
     kernels::teacher_log_probs(logp.data(), logits, rows_.data(), M, V, stride, temperature);
+    if (hidden_) {
+        hidden.resize(static_cast<size_t>(M * model_->width()));
+        model_->final_hidden_rows(rows_.data(), M, hidden.data());
+    }
     return M;
 }
 

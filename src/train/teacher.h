@@ -19,8 +19,9 @@ class Teacher {
 public:
     // DIR/model.safetensors, which must be GPT-2 for a GPT-2 student and BERT or DistilBERT for
     // an encoder, without a classification head, of the student's vocabulary and able to read
-    // seq_len tokens: InputError naming distill.teacher otherwise.
-    Teacher(const std::string& dir, const Model& student, int64_t seq_len, backend::Gemm& gemm);
+    // seq_len tokens, and of the student's width where `hidden` (the hidden-state term) is
+    // asked for: InputError naming distill.teacher otherwise.
+    Teacher(const std::string& dir, const Model& student, int64_t seq_len, bool hidden, backend::Gemm& gemm);
 
     // One line for the log: "gpt2, 4 layers, 4 heads, width 128 (bf16) from DIR".
     const std::string& description() const { return description_; }
@@ -29,13 +30,14 @@ public:
     const std::string& weights_path() const { return weights_; }
 
     // logp (M, V): log softmax(teacher logits / temperature) at each of the batch's targets
-    // that is not ignored, row-major; M is returned.
-    int64_t log_probs(const Batch& batch, float temperature, std::vector<float>& logp);
+    // that is not ignored, row-major, and with `hidden` asked for, the final hidden states
+    // there (M, width); M is returned.
+    int64_t targets(const Batch& batch, float temperature, std::vector<float>& logp, std::vector<float>& hidden);
 
 private:
     std::string weights_, description_;
     std::unique_ptr<Model> model_;
-    bool encoder_ = false;
+    bool encoder_ = false, hidden_ = false;
     std::vector<int32_t> rows_;
 };
 

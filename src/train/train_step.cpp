@@ -5,9 +5,10 @@
 namespace lmforge {
 
 LossSum sum_over(Communicator& comm, LossSum loss) {
-    double v[4] = {loss.sum, static_cast<double>(loss.count), static_cast<double>(loss.correct), loss.soft_sum};
-    comm.allreduce_sum(v, 4);
-    return {v[0], static_cast<int64_t>(v[1]), static_cast<int64_t>(v[2]), v[3]};
+    double v[5] = {loss.sum, static_cast<double>(loss.count), static_cast<double>(loss.correct), loss.soft_sum,
+                   loss.cosine_sum};
+    comm.allreduce_sum(v, 5);
+    return {v[0], static_cast<int64_t>(v[1]), static_cast<int64_t>(v[2]), v[3], v[4]};
 }
 
 StepResult train_step(Model& model, DataParallel& dp, std::span<const Batch> micro_batches, float lr,
@@ -29,12 +30,12 @@ StepResult train_step(Model& model, DataParallel& dp, std::span<const Batch> mic
     r.grad_norm = dp.step(lr, grad_clip, loss_scale);
     r.comm_seconds = dp.comm_seconds();
     r.optimizer_seconds = timer.seconds() - r.comm_seconds;
-    double sums[5] = {r.loss.sum, static_cast<double>(r.loss.count), static_cast<double>(r.loss.correct),
-                      r.loss.soft_sum, 0};
-    for (const Batch& b : micro_batches) sums[4] += static_cast<double>(b.B * b.T);
-    comm.allreduce_sum(sums, 5);
-    r.loss = {sums[0], static_cast<int64_t>(sums[1]), static_cast<int64_t>(sums[2]), sums[3]};
-    r.tokens = static_cast<int64_t>(sums[4]);
+    double sums[6] = {r.loss.sum, static_cast<double>(r.loss.count), static_cast<double>(r.loss.correct),
+                      r.loss.soft_sum, r.loss.cosine_sum, 0};
+    for (const Batch& b : micro_batches) sums[5] += static_cast<double>(b.B * b.T);
+    comm.allreduce_sum(sums, 6);
+    r.loss = {sums[0], static_cast<int64_t>(sums[1]), static_cast<int64_t>(sums[2]), sums[3], sums[4]};
+    r.tokens = static_cast<int64_t>(sums[5]);
     return r;
 }
 

@@ -500,7 +500,10 @@ void Trainer::log_step(int64_t step, const StepResult& r, double lr, double seco
             {"loss", r.loss.mean()}, {"accuracy", r.loss.accuracy()}, {"lr", lr},
             {"grad_norm", r.grad_norm}, {"tokens_per_s", tok_s}, {"step_ms", seconds * 1e3}};
         if (epoch_based()) values.emplace_back("epoch", static_cast<double>(epoch_of(step)));
-        if (distilling_) values.emplace_back("kl", r.loss.soft_mean());  // T² · KL to the teacher
+        if (distilling_) {  // the teacher's terms: T² · KL, and 1 − cos of the hidden states
+            values.emplace_back("kl", r.loss.soft_mean());
+            if (cfg_.distill.cosine_weight > 0) values.emplace_back("cos", r.loss.cosine_mean());
+        }
         if (scaler_) {  // the scale after the step, and the steps skipped so far
             values.emplace_back("loss_scale", scaler_->scale);
             values.emplace_back("skipped_steps", static_cast<double>(scaler_->skipped_steps));

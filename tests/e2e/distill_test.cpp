@@ -96,6 +96,11 @@ TEST_F(Distill, BadTeachersFailWithOneLineAndWriteNothing) {
     expect_one_line("--set distill.teacher=" + path("bert-teacher/final"), "holds a bert model, and the student is GPT-2");
     expect_one_line("--set distill.teacher=" + path("bert-teacher/final") + " --set distill.temperature=0",
                     "distill.temperature = 0.0 must be a positive number");
+    // The hidden-state term compares states of equal width.
+    ASSERT_EQ(run_lmforge("train " + gpt2_toml(path("small"), "wide-teacher", 1)).status, 0);
+    expect_one_line("--set distill.teacher=" + path("wide-teacher/final") +
+                        " --set model.n_embd=32 --set distill.cosine_weight=1",
+                    "its hidden states are 64 wide, the student's 32");
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #include "gradcheck.h"
 #include "io/safetensors.h"
 #include "kernels/bf16.h"
+#include "kernels/cosine_distance.h"
 #include "kernels/lm_head_loss.h"
+#include "kernels/ref/cosine_distance.h"
 #include "kernels/ref/lm_head_distill.h"
 #include "kernels/soft_targets.h"
 
@@ -120,6 +122,57 @@ TEST(TeacherLogProbs, KernelMatchesTwinOnChosenRowsOfPaddedLogits) {
                 << "T " << T << ", row " << chosen[m];
         }
     }
+}
+
+// The hidden-state term: finite differences on the twin, the twin against torch's
+// cosine_similarity, and the kernel (fp32 and bf16 hidden states) against the twin.
+TEST(CosineDistanceGrad, FiniteDifferencesOnTheTwin) {
+    const int64_t rows = 4, C = 5, M = 3;
+    auto h = random_vector<double>(rows * C, 7, 2.0f);
+    const auto t = random_vector<double>(M * C, 8, 2.0f);
+    const std::vector<int32_t> at = {2, 0, 3};
+    const double scale = 0.6;
+    std::vector<double> dh(rows * C, 0.0), loss(M);
+    kernels::ref::cosine_distance_backward(dh.data(), loss.data(), h.data(), t.data(), at.data(), M, C, scale);
+    const auto total = [&] {
+        std::vector<double> g(rows * C, 0.0), l(M);
+        kernels::ref::cosine_distance_backward(g.data(), l.data(), h.data(), t.data(), at.data(), M, C, scale);
+        double sum = 0;
+        for (const double v : l) sum += scale * v;
+        return sum;
+    };
+    expect_matches_finite_differences({{"h", &h, &dh}}, total);
+}
+
+TEST(CosineDistanceTwin, TwinMatchesPyTorchAndKernelMatchesTwin) {
+    const Fixture f;
+    const auto h = f.file.read_f32("hidden"), t = f.file.read_f32("teacher_hidden");
+    const auto rows = f.file.read_i32("hidden_rows");
+    const float scale = f.file.read_f32("cos_scale")[0];
+    const int64_t C = f.file.info("hidden").shape[1], M = static_cast<int64_t>(rows.size());
+    std::vector<double> dh(h.size(), 0.0), loss(M);
+    kernels::ref::cosine_distance_backward(dh.data(), loss.data(), convert<double>(h).data(), convert<double>(t).data(),
+                                           rows.data(), M, C, double{scale});
+    EXPECT_TRUE(close(f.file.read_f32("cos_loss"), loss, 1e-5, 1e-6));
+    EXPECT_TRUE(close(f.file.read_f32("dhidden"), dh, 1e-5, 1e-6));
+    // The kernel adds to what dh holds already.
+    const auto before = random_vector(static_cast<int64_t>(h.size()), 9);
+    std::vector<float> got = before, got_loss(M, kNaN);
+    kernels::cosine_distance_backward(got.data(), got_loss.data(), h.data(), t.data(), rows.data(), M, C, scale);
+    std::vector<double> want = convert<double>(before);
+    for (size_t i = 0; i < want.size(); i++) want[i] += dh[i];
+    EXPECT_TRUE(close(got, want, kTwinRtol, kTwinAtol));
+    EXPECT_TRUE(close(got_loss, loss, kTwinRtol, kTwinAtol));
+    // From bf16 hidden states: the twin on the same rounded values.
+    std::vector<bf16> h_h(h.size());
+    kernels::to_bf16(h_h.data(), h.data(), static_cast<int64_t>(h.size()));
+    std::vector<double> widened(h.size()), dh_r(h.size(), 0.0);
+    for (size_t i = 0; i < h.size(); i++) widened[i] = from_bf16(h_h[i]);
+    kernels::ref::cosine_distance_backward(dh_r.data(), loss.data(), widened.data(), convert<double>(t).data(),
+                                           rows.data(), M, C, double{scale});
+    std::vector<float> got_h(h.size(), 0.0f);
+    kernels::cosine_distance_backward(got_h.data(), got_loss.data(), h_h.data(), t.data(), rows.data(), M, C, scale);
+    EXPECT_TRUE(close(got_h, dh_r, kTwinRtol, kTwinAtol));
 }
 
 }  // namespace

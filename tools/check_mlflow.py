@@ -305,6 +305,7 @@ def check_outage(lmforge, work):
         server.kill()
         killed_at = trained(run_dir)
         wait_until("steps while the server is killed", lambda: trained(run_dir) >= killed_at + 20)
+        wait_until("the second warning", lambda: open(log_path).read().count("is unreachable or failing") == 2)
         server.start()
         reached = trained(run_dir)
         wait_until(f"MLflow to hold steps 0..{reached - 1} again", lambda: set(range(reached)) <= steps_in(client, run_id))

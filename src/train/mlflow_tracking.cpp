@@ -175,7 +175,6 @@ bool MlflowTracker::reuse_run() {
     }
     client_.set_status(run_.run_id, "RUNNING", 0);
     client_.log_batch(run_.run_id, {}, {}, setup_.tags);  // this session's (processes may differ)
-    reused_ = true;
     std::lock_guard lock(mutex_);
     outbox_.check_server();
     return true;

@@ -45,7 +45,8 @@ public:
     // A metrics.jsonl line, queued; also logs what the sender has to say since the last call.
     void add(int64_t step, const std::string& group, const MetricValues& values);
     // The queued metrics go (a server still down gets one more try, not a wait), then the
-    // artifacts (paths in the run directory) and the status; returns when that is done.
+    // artifacts (paths in the run directory) and the status; returns when that is done. A
+    // server that takes connections but hangs holds it up to a request's time-out (30 s).
     void finish(End end, const std::vector<std::string>& artifacts);
 
 private:
@@ -69,7 +70,7 @@ private:
     MlflowClient client_;
     // The sender's own (read by the training thread only after it has ended).
     MlflowRun run_;
-    bool reused_ = false, params_sent_ = false, config_sent_ = false, artifacts_refused_ = false;
+    bool params_sent_ = false, config_sent_ = false, artifacts_refused_ = false;
     bool down_ = false, ended_ = false;
     std::atomic<bool> refused_{false};  // then add() queues nothing more
     int64_t sent_ = 0;

@@ -69,7 +69,9 @@ json answer_of(const HttpRequest& request, const HttpResponse& r) {
     if (r.status == 200) {
         if (r.body.empty()) return json::object();  // an upload's answer
         json j = json::parse(r.body, nullptr, false);
-        if (j.is_discarded()) throw MlflowError(fmt::format("{} {}: the answer is no JSON", request.method, request.url), false);
+        if (j.is_discarded()) {
+            throw MlflowError(fmt::format("{} {}: the answer is no JSON", request.method, request.url), false);
+        }
         return j;
     }
     const bool retry = r.status >= 500 || r.status == 429 || r.status == 408;
@@ -119,7 +121,8 @@ MlflowClient::MlflowClient(std::string tracking_uri) : uri_(std::move(tracking_u
 }
 
 std::string MlflowClient::experiment_id(const std::string& name) {
-    const HttpRequest get = get_request(uri_ + "/api/2.0/mlflow/experiments/get-by-name?experiment_name=" + escaped(name));
+    const HttpRequest get =
+        get_request(uri_ + "/api/2.0/mlflow/experiments/get-by-name?experiment_name=" + escaped(name));
     const HttpResponse found = send(get);
     if (found.status == 200) {
         const json e = answer_of(get, found).at("experiment");
@@ -135,7 +138,9 @@ std::string MlflowClient::experiment_id(const std::string& name) {
     const HttpRequest create = post_request(uri_ + "/api/2.0/mlflow/experiments/create", {{"name", name}});
     const HttpResponse made = send(create);
     // Another client may have made it in between: then it is there to get.
-    if (made.status == 400 && made.body.find("RESOURCE_ALREADY_EXISTS") != std::string::npos) return experiment_id(name);
+    if (made.status == 400 && made.body.find("RESOURCE_ALREADY_EXISTS") != std::string::npos) {
+        return experiment_id(name);
+    }
     return answer_of(create, made).at("experiment_id").get<std::string>();
 }
 

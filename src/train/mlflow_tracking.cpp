@@ -45,7 +45,9 @@ MlflowTracker::MlflowTracker(Setup setup) : setup_(std::move(setup)), client_(se
         // What the resume kept of metrics.jsonl: MLflow may lack some (the server was down
         // before the crash, or this run directory never logged to it).
         const int64_t now = now_ms();
-        for (const MetricsLine& line : read_metrics_lines(setup_.run_dir)) outbox_.add(line.step, line.group, line.values, now);
+        for (const MetricsLine& line : read_metrics_lines(setup_.run_dir)) {
+            outbox_.add(line.step, line.group, line.values, now);
+        }
     }
     thread_ = std::thread([this] { sender(); });
 }
@@ -170,7 +172,8 @@ bool MlflowTracker::reuse_run() {
         run_ = client_.get_run(saved.value("run_id", ""));
     } catch (const MlflowError& e) {
         if (e.retry()) throw;
-        note(false, fmt::format("MLflow: the run {} is gone ({}): a new one starts", saved.value("run_id", ""), e.what()));
+        note(false, fmt::format("MLflow: the run {} is gone ({}): a new one starts", saved.value("run_id", ""),
+                                e.what()));
         return false;
     }
     client_.set_status(run_.run_id, "RUNNING", 0);

@@ -45,7 +45,8 @@ TEST_F(MlflowUnreachable, WarnsOnceAndTrainsOn) {
                                               "block_size = 32\n[data]\ndir = \"" + path("data") + "\"\n"
                                               "[train]\nbatch_size = 2\nseq_len = 32\nmax_steps = 6\nthreads = 1\n"
                                               "[eval]\nevery = 3\nbatches = 1\n[checkpoint]\nevery = 3\n"
-                                              "[optim]\nwarmup_steps = 2\n[sample]\ncount = 0\n[log]\nmlflow_uri = \"" + uri + "\"\n"
+                                              "[optim]\nwarmup_steps = 2\n[sample]\ncount = 0\n"
+                                              "[log]\nmlflow_uri = \"" + uri + "\"\n"
                                               "[run]\ndir = \"" + path("run") + "\"\n");
     const test::Outcome o = test::run_lmforge("train " + cfg);
     ASSERT_EQ(o.status, 0) << o.err;

@@ -1,5 +1,5 @@
-// Small runs of every task (lm, classify with GPT-2 and with BERT, mlm, sft) for the tests of
-// the one trainer: their data, made here; a config; and what two runs are compared by — the
+// Small runs of every task (lm, classify with GPT-2 and with BERT, mlm, sft, distill with GPT-2
+// and with DistilBERT, and lm in fp16 with loss scaling) for the tests of the one trainer: their data, made here; a config; and what two runs are compared by — the
 // metrics at every step (without the timings) and the files a run ends with.
 #pragma once
 
@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <csignal>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -27,14 +28,22 @@ struct TaskCase {
     std::string name;    // for test names
     std::string task;    // train.task
     std::string preset;  // model.preset
+    std::string teacher = "";    // distill: the teacher's preset, trained here briefly
+    std::string precision = "";  // train.precision, if the case sets it
+    bool encoder() const { return preset.rfind("bert", 0) == 0 || preset.rfind("distilbert", 0) == 0; }
 };
+
+inline void PrintTo(const TaskCase& c, std::ostream* os) { *os << c.name; }  // test names, not bytes
 
 inline const std::vector<TaskCase>& task_cases() {
     static const std::vector<TaskCase> cases = {{"lm", "lm", "gpt2-nano"},
                                                 {"classify", "classify", "gpt2-nano"},
                                                 {"classify_bert", "classify", "bert-tiny"},
                                                 {"mlm", "mlm", "bert-tiny"},
-                                                {"sft", "sft", "gpt2-nano"}};
+                                                {"sft", "sft", "gpt2-nano"},
+                                                {"distill", "distill", "gpt2-nano", "gpt2-nano"},
+                                                {"distill_bert", "distill", "distilbert-base", "bert-tiny"},
+                                                {"lm_fp16", "lm", "gpt2-nano", "", "fp16"}};
     return cases;
 }
 
@@ -46,6 +55,20 @@ inline std::string task_corpus(int n) {
         corpus += nlohmann::json::parse(line)["text"].get<std::string>() + ".\n";
     }
     return corpus;
+}
+
+// distill: a teacher for DATA, wider than the student, trained briefly (its final/ in
+// DATA-teacher/): any teacher will do where the tests compare runs with each other, so one
+// there already (data prepared again) is kept.
+inline void train_teacher(TempDirTest& t, const TaskCase& c, const std::string& data) {
+    if (std::filesystem::exists(data + "-teacher/final")) return;
+    const std::string toml = "[model]\npreset = \"" + c.teacher + "\"\nn_layer = 2\nn_head = 2\nn_embd = 48\n"
+                             "block_size = 32\n[data]\ndir = \"" + data + "\"\n[train]\ntask = \"" +
+                             (c.encoder() ? "mlm" : "lm") + "\"\nbatch_size = 8\nseq_len = 32\nmax_steps = 15\n"
+                             "threads = 1\n[eval]\nevery = 0\nbatches = 1\n[sample]\ncount = 0\n"
+                             "[run]\ndir = \"" + data + "-teacher\"\n";
+    const auto o = run_lmforge("train " + t.write(std::filesystem::path(data).filename().string() + "-teacher.toml", toml));
+    EXPECT_EQ(o.status, 0) << o.err;
 }
 
 // Prepares the task's data in t's directory (character tokenizer) and returns its path; `more`
@@ -62,23 +85,47 @@ inline std::string prepare_task_data(TempDirTest& t, const TaskCase& c, const st
     }
     const auto o = run_lmforge("prepare --tokenizer char " + args + " --output " + t.path(name));
     EXPECT_EQ(o.status, 0) << o.err;
+    if (!c.teacher.empty()) train_teacher(t, c, t.path(name));
     return t.path(name);
 }
 
+// n multiple-choice items in HellaSwag's format, written as t's `name`, in the words of the lm
+// corpus (task_corpus), which its character tokenizer encodes; the right ending is item i's
+// (i mod 4)th.
+inline std::string multiple_choice_items(TempDirTest& t, int n, const std::string& name = "items.jsonl") {
+    const char* contexts[] = {"today we saw", "then it was very", "we saw some", "the match and", "it was a"};
+    const char* endings[] = {"goal", "rain and wind", "bread", "very good soup", "the match", "wind then rain"};
+    std::string jsonl;
+    for (int i = 0; i < n; i++) {
+        std::vector<std::string> four;
+        for (int e = 0; e < 4; e++) four.push_back(endings[(i + e) % 6]);
+        jsonl += nlohmann::json{{"ctx", contexts[i % 5]}, {"endings", four}, {"label", i % 4}}.dump() + "\n";
+    }
+    return t.write(name, jsonl);
+}
+
 // A run of the task with micro-batches of `batch` (per process): about a hundred steps of a
-// tiny model, checkpoints every 7 steps (and at each epoch's end), evaluations every 20.
+// tiny model, checkpoints every 7 steps (and at each epoch's end), evaluations every 20; lm
+// also scores multiple-choice items every 10 (eval.multiple_choice).
 inline std::string task_config(TempDirTest& t, const TaskCase& c, const std::string& data, const std::string& run,
                                int batch, const std::string& precision = "auto") {
-    const bool bert = c.preset.rfind("bert", 0) == 0;
+    const bool bert = c.encoder();
     const bool epochs = c.task == "classify" || c.task == "sft";
     std::string toml = "[model]\npreset = \"" + c.preset + "\"\nn_layer = 2\nn_head = 2\nn_embd = 32\n";
-    if (c.task == "lm" || c.task == "mlm") toml += "block_size = 32\n";
+    if (c.task == "lm" || c.task == "mlm" || c.task == "distill") toml += "block_size = 32\n";
+    if (c.task == "distill") toml += "[distill]\nteacher = \"" + data + "-teacher/final\"\n";
     toml += "[data]\ndir = \"" + data + "\"\n[train]\ntask = \"" + c.task + "\"\nbatch_size = " +
-            std::to_string(batch) + "\nthreads = 1\nprecision = \"" + precision + "\"\n";
+            std::to_string(batch) + "\nthreads = 1\nprecision = \"" + (c.precision.empty() ? precision : c.precision) +
+            "\"\n";
+    // fp16: a loss scale of 2^40 overflows, so the run starts by skipping steps and halving it.
+    if (c.precision == "fp16") toml += "loss_scale = 1099511627776\n";
     toml += epochs ? std::string("epochs = ") + (c.task == "sft" ? "3" : "4") + "\n"
                    : "seq_len = 32\nmax_steps = 90\n";
     toml += std::string("[optim]\nlr = 3e-3\nwarmup_steps = 5\n") + (bert ? "weight_decay = 0.01\n" : "") +
-            "[eval]\nevery = 20\nbatches = 4\n[checkpoint]\nevery = 7\nkeep_last = 2\n[log]\nevery = 5\n"
+            "[eval]\nevery = 20\nbatches = 4\n" +
+            (c.task == "lm" ? "multiple_choice = \"" + multiple_choice_items(t, 9) + "\"\nmultiple_choice_every = 10\n"
+                            : std::string()) +
+            "[checkpoint]\nevery = 7\nkeep_last = 2\n[log]\nevery = 5\n"
             "[sample]\ncount = 1\ntokens = 8\nevery = 30\n[run]\ndir = \"" + t.path(run) + "\"\n";
     return t.write(run + ".toml", toml);
 }

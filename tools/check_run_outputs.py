@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Checks a run directory's outputs with readers that are not lmforge's own:
   - the TensorBoard event files through TensorBoard's EventAccumulator (PyPI tensorboard), read
-    as TensorBoard reads a run: every train/loss and val/val_loss scalar equals metrics.jsonl's
-    value at that step, once per step even where a resumed run redid steps after a crash;
+    as TensorBoard reads a run: every scalar (train/loss, val/val_loss, multiple_choice/mc_accuracy,
+    ...) equals metrics.jsonl's value at that step, once per step even where a resumed run redid
+    steps after a crash;
   - plots/loss.png decoded by zlib (chunks, CRCs, image data of the stated size);
   - plots/loss.svg parsed as XML.
 With --make-run LMFORGE, first makes a small run itself (prepare + train on generated text, then
@@ -34,13 +35,19 @@ def make_run(lmforge, work):
     text = " ".join(random.choice(words) for _ in range(30000))
     with open(os.path.join(work, "corpus.txt"), "w") as f:
         f.write(text)
+    # Multiple-choice items in the corpus's words, scored as the run trains (eval.multiple_choice).
+    with open(os.path.join(work, "items.jsonl"), "w") as f:
+        for i in range(6):
+            endings = [" ".join(random.choice(words) for _ in range(3)) for _ in range(4)]
+            f.write(json.dumps({"ctx": " ".join(random.choice(words) for _ in range(5)), "endings": endings,
+                                "label": i % 4}) + "\n")
     subprocess.run([lmforge, "prepare", "--tokenizer", "char", "--input", os.path.join(work, "corpus.txt"),
                     "--output", os.path.join(work, "data")], check=True, capture_output=True)
     cfg = os.path.join(work, "run.toml")
     with open(cfg, "w") as f:
         f.write(f"""[model]\npreset = "gpt2-nano"\nn_layer = 1\nn_head = 2\nn_embd = 32\nblock_size = 32
 [data]\ndir = "{work}/data"\n[train]\nbatch_size = 4\nseq_len = 32\nmax_steps = 25\nthreads = 1
-[eval]\nevery = 5\nbatches = 2\n[checkpoint]\nevery = 10\n[sample]\ncount = 0\n[run]\ndir = "{work}/run"\n""")
+[eval]\nevery = 5\nbatches = 2\nmultiple_choice = "{work}/items.jsonl"\n[checkpoint]\nevery = 10\n[sample]\ncount = 0\n[run]\ndir = "{work}/run"\n""")
     subprocess.run([lmforge, "train", cfg], check=True, capture_output=True)
     run = os.path.join(work, "run")
     # The crash: step 25's checkpoint never landed; the last one is step 20's.
@@ -99,7 +106,7 @@ def main():
                 want = metrics[(key, e.step)]
                 assert abs(e.value - want) <= 1e-6 * max(1.0, abs(want)), f"{tag} step {e.step}: {e.value} vs {want}"
                 checked += 1
-        assert {"train/loss", "val/val_loss", "train/lr"} <= tags, f"tags: {tags}"
+        assert {"train/loss", "val/val_loss", "train/lr", "multiple_choice/mc_accuracy"} <= tags, f"tags: {tags}"
         w, h = check_png(os.path.join(run, "plots", "loss.png"))
         root = ET.parse(os.path.join(run, "plots", "loss.svg")).getroot()
         assert root.tag.endswith("svg") and root.findall(".//{http://www.w3.org/2000/svg}polyline"), "SVG lines"

@@ -21,6 +21,10 @@ fixed batch, so the C++ tests check import and export without Python.
                mlm_labels (-100 except 4 real positions a sequence), mlm_loss and its gradients
                mlm_grad/<name>; cls_ids (3, 13), cls_mask, cls_labels (3), cls_logits (3, 3),
                cls_loss and its gradients cls_grad/<name>
+  distilbert-mlm/  DistilBertForMaskedLM of the same shape (no token types; vocab_projector tied)
+  distilbert-cls/  DistilBertForSequenceClassification (3 labels): pre_classifier + ReLU
+  distilbert-expected.safetensors
+               as bert-expected.safetensors, for the two DistilBERT models
 
     pip install torch==2.13.0 transformers safetensors && python3 tools/make_hf_fixtures.py
 Deterministic (fixed seeds, one thread). tools/check_hf_parity.py is the live check.
@@ -29,7 +33,8 @@ import os
 
 import torch
 from safetensors.torch import save_file
-from transformers import (BertConfig, BertForMaskedLM, BertForSequenceClassification, GPT2Config,
+from transformers import (BertConfig, BertForMaskedLM, BertForSequenceClassification, DistilBertConfig,
+                          DistilBertForMaskedLM, DistilBertForSequenceClassification, GPT2Config,
                           GPT2ForSequenceClassification, GPT2LMHeadModel)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -67,12 +72,18 @@ def bert_config(**kw):
                       attention_probs_dropout_prob=0.0, attn_implementation="eager", **kw)
 
 
+def distilbert_config(**kw):
+    return DistilBertConfig(vocab_size=101, dim=32, n_layers=2, n_heads=2, hidden_dim=64,
+                            max_position_embeddings=24, activation="gelu", pad_token_id=0, dropout=0.0,
+                            attention_dropout=0.0, seq_classif_dropout=0.0, attn_implementation="eager", **kw)
+
+
 def perturbed_bert(cls, cfg):
-    """Non-trivial layernorm and bias values (cls.predictions.bias included), so a swapped tensor shows."""
+    """Non-trivial layernorm and bias values (the decoder's bias included), so a swapped tensor shows."""
     model = cls(cfg)
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if "LayerNorm" in name or name.endswith("bias"):
+            if "LayerNorm" in name or "layer_norm" in name or name.endswith("bias"):
                 p.add_(0.1 * torch.randn_like(p))
     return model
 
@@ -138,6 +149,50 @@ def bert_cls_case():
             "cls_loss": out.loss.detach().reshape(1), **grads}
 
 
+def distilbert_mlm_case():
+    """As bert_mlm_case, for DistilBertForMaskedLM (no token types)."""
+    torch.manual_seed(8)
+    model = perturbed_bert(DistilBertForMaskedLM, distilbert_config()).eval()
+    model.save_pretrained(os.path.join(OUT, "distilbert-mlm"))
+    g = torch.Generator().manual_seed(9)
+    ids, mask = padded_batch(2, (9, 13), g)
+    labels = torch.full_like(ids, -100)
+    for i, n in enumerate((9, 13)):
+        positions = torch.randperm(n, generator=g)[:4]
+        labels[i, positions] = torch.randint(1, 101, (4,), generator=g)
+    with torch.no_grad():
+        logits = model(ids, attention_mask=mask).logits
+    model.train()  # dropout is 0: train mode only so that gradients flow as in training
+    out = model(ids, attention_mask=mask, labels=labels)
+    out.loss.backward()
+    grads = bert_grads(model, "mlm_grad", (
+        "distilbert.embeddings.word_embeddings.weight", "distilbert.embeddings.position_embeddings.weight",
+        "distilbert.embeddings.LayerNorm.weight", "distilbert.transformer.layer.0.attention.q_lin.weight",
+        "distilbert.transformer.layer.1.output_layer_norm.bias", "vocab_projector.bias",
+        "vocab_transform.weight"))
+    return {"mlm_ids": ids.to(torch.int32).contiguous(), "mlm_mask": mask.to(torch.int32).contiguous(),
+            "mlm_logits": logits.float().contiguous(), "mlm_labels": labels.to(torch.int32).contiguous(),
+            "mlm_loss": out.loss.detach().reshape(1), **grads}
+
+
+def distilbert_cls_case():
+    """As bert_cls_case, for DistilBertForSequenceClassification (pre_classifier + ReLU on the first token)."""
+    torch.manual_seed(10)
+    model = perturbed_bert(DistilBertForSequenceClassification, distilbert_config(num_labels=3))
+    model.save_pretrained(os.path.join(OUT, "distilbert-cls"))
+    model.train()  # dropout is 0: train mode only so that gradients flow as in training
+    ids, mask = padded_batch(3, (9, 13, 4), torch.Generator().manual_seed(11))
+    labels = torch.tensor([2, 0, 1])
+    out = model(ids, attention_mask=mask, labels=labels)
+    out.loss.backward()
+    grads = bert_grads(model, "cls_grad", (
+        "classifier.weight", "classifier.bias", "pre_classifier.weight",
+        "distilbert.transformer.layer.0.attention.k_lin.weight", "distilbert.embeddings.word_embeddings.weight"))
+    return {"cls_ids": ids.to(torch.int32).contiguous(), "cls_mask": mask.to(torch.int32).contiguous(),
+            "cls_labels": labels.to(torch.int32), "cls_logits": out.logits.detach().contiguous(),
+            "cls_loss": out.loss.detach().reshape(1), **grads}
+
+
 def main():
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -163,6 +218,7 @@ def main():
     tensors.update(classification_case())
     save_file(tensors, os.path.join(OUT, "gpt2-expected.safetensors"))
     save_file({**bert_mlm_case(), **bert_cls_case()}, os.path.join(OUT, "bert-expected.safetensors"))
+    save_file({**distilbert_mlm_case(), **distilbert_cls_case()}, os.path.join(OUT, "distilbert-expected.safetensors"))
     print(f"wrote {OUT}")
 
 

@@ -64,10 +64,10 @@ const TensorInfo& checked_info(const SafetensorsReader& file, const ParamSpec& s
 }
 
 // Reads the tensor `s` from `file` under prefix + name into `dst` at its offset, checking its
-// name and shape first.
+// name and shape first. Weights stored in F16 or BF16 (an export's) are widened.
 void read_tensor(const SafetensorsReader& file, const ParamSpec& s, const std::string& prefix, float* dst) {
     checked_info(file, s, prefix);
-    file.read(prefix + s.name, std::span<float>(dst + s.offset, static_cast<size_t>(s.numel)));
+    file.read_float(prefix + s.name, std::span<float>(dst + s.offset, static_cast<size_t>(s.numel)));
     std::fill(dst + s.offset + s.numel, dst + s.offset + s.reserved, 0.0f);  // padding rows
 }
 
@@ -159,8 +159,8 @@ Gpt2Config read_model_config(const std::string& path) {
 
 BertConfig read_bert_config(const std::string& path) {
     const json j = model_metadata(path);
-    if (const std::string arch = model_arch(j, path); arch != "bert") {
-        throw InputError(fmt::format("{}: a {} model, not BERT", path, arch));
+    if (const std::string arch = model_arch(j, path); !is_bert_family(arch)) {
+        throw InputError(fmt::format("{}: a {} model, not BERT or DistilBERT", path, arch));
     }
     return BertConfig::from_json(j.dump(), path);
 }
@@ -220,6 +220,9 @@ json state_json(const TrainingState& state, int64_t optimizer_steps, const Model
             {"global_batch", state.global_batch},
             {"max_steps", state.max_steps},
             {"budget_steps", state.budget_steps},
+            {"loss_scale", state.loss_scale},
+            {"loss_scale_clean_steps", state.loss_scale_clean_steps},
+            {"skipped_steps", state.skipped_steps},
             {"first_samples", state.first_samples},
             {"eval_sequences", state.eval_sequences},
             {"data_fingerprint", state.data_fingerprint},
@@ -264,6 +267,11 @@ int64_t read_state(const std::string& path, TrainingState& state) {
         state.train_seconds = json_number(j, "train_seconds", 0, HUGE_VAL, path);
         state.max_steps = j.contains("max_steps") ? json_int(j, "max_steps", 0, kMaxCount, path) : 0;
         state.budget_steps = j.contains("budget_steps") ? json_int(j, "budget_steps", 0, kMaxCount, path) : 0;
+        if (j.contains("loss_scale")) {
+            state.loss_scale = json_number(j, "loss_scale", 0, HUGE_VAL, path);
+            state.loss_scale_clean_steps = json_int(j, "loss_scale_clean_steps", 0, kMaxCount, path);
+            state.skipped_steps = json_int(j, "skipped_steps", 0, state.step, path);
+        }
         if (j.contains("first_samples")) state.first_samples = j.at("first_samples").get<std::vector<std::string>>();
         return json_int(j, "optimizer_steps", 0, kMaxCount, path);
     } catch (const json::exception& e) {

@@ -41,6 +41,10 @@ struct TrainingState {
     int64_t batch_tokens = 0;  // an older lm checkpoint's global batch, in tokens
     int64_t max_steps = 0;     // the steps the schedule spans (0: unknown)
     int64_t budget_steps = 0;  // the length train.time_budget fixed (0: none yet)
+    // fp16's dynamic loss scaling (optim/loss_scaler.h): the scale (0: the run is not fp16),
+    // clean steps since it last changed, steps skipped on overflow.
+    double loss_scale = 0;
+    int64_t loss_scale_clean_steps = 0, skipped_steps = 0;
     int64_t eval_sequences = 0;  // an evaluation's sequences (train/task.h; 0: unknown)
     std::string data_fingerprint;  // of the files the task read (data/fingerprint.h)
     std::vector<std::string> first_samples;  // drawn from the untrained model (lm)
@@ -57,8 +61,12 @@ void load_model_weights(Model& model, const std::string& path);
 std::vector<std::string> load_matching_weights(Model& model, const std::string& path);
 // The architecture and shape recorded in a model.safetensors (Model::config_json()).
 nlohmann::json read_model_json(const std::string& path);
-// The architecture recorded in a model.safetensors: "gpt2" or "bert".
+// The architecture recorded in a model.safetensors: "gpt2", "bert" or "distilbert".
 std::string read_model_arch(const std::string& path);
+
+// Whether ARCH is an encoder the Bert class computes: "bert" or "distilbert".
+inline bool is_bert_family(const std::string& arch) { return arch == "bert" || arch == "distilbert"; }
+
 // The model shape recorded in a model.safetensors; InputError if it is of the other
 // architecture.
 Gpt2Config read_model_config(const std::string& path);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "checkpoint/hf_common.h"
+#include "checkpoint/hf_distilbert.h"
 #include "io/safetensors.h"
 
 namespace lmforge {
@@ -72,12 +73,25 @@ BertConfig parse_bert_config(const json& j, const std::string& path) {
 bool is_hf_bert_dir(const std::string& dir) {
     const std::string path = dir + "/config.json";
     if (!std::filesystem::exists(path)) return false;
-    return read_hf_config(path, [&](const json& j) { return hf_config_field(j, "model_type", std::string(), path) == "bert"; });
+    return read_hf_config(path, [&](const json& j) {
+        const auto type = hf_config_field(j, "model_type", std::string(), path);
+        return type == "bert" || type == "distilbert";
+    });
 }
 
 BertConfig read_hf_bert_config(const std::string& dir) {
     const std::string path = dir + "/config.json";
-    return read_hf_config(path, [&](const json& j) { return parse_bert_config(j, path); });
+    return read_hf_config(path, [&](const json& j) {
+        if (hf_config_field(j, "model_type", std::string(), path) == "distilbert") {
+            return parse_hf_distilbert_config(j, path);
+        }
+        return parse_bert_config(j, path);
+    });
+}
+
+const char* hf_bert_architecture(const BertConfig& c) {
+    if (c.distil()) return c.num_labels > 0 ? "DistilBertForSequenceClassification" : "DistilBertForMaskedLM";
+    return c.num_labels > 0 ? "BertForSequenceClassification" : "BertForMaskedLM";
 }
 
 void load_hf_bert_weights(Bert& model, const std::string& dir) {
@@ -92,15 +106,21 @@ void load_hf_bert_weights(Bert& model, const std::string& dir) {
         read_hf_tensor(file, file.contains(name) ? name : s.name, s, params);
     }
     if (model.num_labels() == 0) {  // the decoder, if saved although tied
-        check_tied_copy(file, "cls.predictions.decoder.weight",
-                        model.layout().find("bert.embeddings.word_embeddings.weight"), params);
-        check_tied_copy(file, "cls.predictions.decoder.bias", model.layout().find("cls.predictions.bias"), params);
+        const BertTensorNames& n = bert_tensor_names(model.config());
+        const ParamSpec& word = model.layout().find(fmt::format("{}.word_embeddings.weight", n.embeddings));
+        if (model.config().distil()) {
+            check_tied_copy(file, "vocab_projector.weight", word, params);
+        } else {
+            check_tied_copy(file, "cls.predictions.decoder.weight", word, params);
+            check_tied_copy(file, "cls.predictions.decoder.bias", model.layout().find("cls.predictions.bias"), params);
+        }
     }
     model.weights_changed();
 }
 
 json hf_bert_config(const BertConfig& c, std::optional<int64_t> pad_token_id,
                     const std::vector<std::string>& label_names) {
+    if (c.distil()) return hf_distilbert_config(c, pad_token_id, label_names);
     // Dropout 0: lmforge trains without it, so fine-tuning in transformers continues alike.
     json config = {{"architectures", {c.num_labels > 0 ? "BertForSequenceClassification" : "BertForMaskedLM"}},
                    {"model_type", "bert"},
@@ -127,12 +147,13 @@ json hf_bert_config(const BertConfig& c, std::optional<int64_t> pad_token_id,
 }
 
 void save_hf_bert(const Bert& model, const std::string& dir, std::optional<int64_t> pad_token_id,
-                  const std::vector<std::string>& label_names) {
-    const json config = hf_bert_config(model.config(), pad_token_id, label_names);
+                  const std::vector<std::string>& label_names, Dtype dtype) {
+    json config = hf_bert_config(model.config(), pad_token_id, label_names);
+    config["torch_dtype"] = hf_torch_dtype(dtype);
     SafetensorsWriter w;
     for (const ParamSpec& s : model.layout().specs()) {
-        // A view, not a copy: the model outlives the write.
-        w.add_view(s.name, Dtype::F32, s.shape, model.params().data() + s.offset);
+        // In F32 a view, not a copy: the model outlives the write.
+        add_hf_weight(w, s.name, s.shape, model.params().data() + s.offset, s.numel, dtype);
     }
     w.add_metadata("format", "pt");
     publish_directory(dir, [&](const std::string& tmp) {

@@ -12,51 +12,31 @@
 
 #include "core/error.h"
 #include "core/bf16.h"
+#include "core/fp16.h"
 #include "io/json_fields.h"
 
 namespace lmforge {
 
 using json = nlohmann::json;
 
-namespace {
-
-// IEEE half to float (subnormals, infinities and NaN included).
-float from_f16(uint16_t h) {
-    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-    const uint32_t exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
-    if (exp == 0) {
-        const float value = std::ldexp(static_cast<float>(mant), -24);  // zero or subnormal
-        return sign != 0 ? -value : value;
-    }
-    const uint32_t bits = exp == 0x1F ? (sign | 0x7F800000u | (mant << 13)) : (sign | ((exp + 112) << 23) | (mant << 13));
-    float f;
-    std::memcpy(&f, &bits, sizeof(f));
-    return f;
+void add_hf_weight(SafetensorsWriter& w, const std::string& name, const std::vector<int64_t>& shape,
+                   const float* data, int64_t numel, Dtype dtype) {
+    if (dtype == Dtype::F32) return w.add_view(name, dtype, shape, data);
+    std::vector<uint16_t> narrow(static_cast<size_t>(numel));
+    for (int64_t i = 0; i < numel; i++) narrow[i] = dtype == Dtype::F16 ? to_f16(data[i]) : to_bf16(data[i]);
+    w.add(name, dtype, shape, narrow.data());
 }
 
-// Copies tensor `name` into out (numel elements) as float, from F32, F16 or BF16.
-void read_as_f32(const SafetensorsReader& file, const std::string& name, float* out, int64_t numel) {
-    const TensorInfo& t = file.info(name);
-    const std::span<const std::byte> raw = file.raw(name);
-    switch (t.dtype) {
-        case Dtype::F32:
-            file.read(name, std::span<float>(out, static_cast<size_t>(numel)));
-            return;
-        case Dtype::F16:
-        case Dtype::BF16:
-            for (int64_t i = 0; i < numel; i++) {
-                uint16_t h;
-                std::memcpy(&h, raw.data() + 2 * i, 2);
-                out[i] = t.dtype == Dtype::F16 ? from_f16(h) : from_bf16(h);
-            }
-            return;
-        default:
-            throw InputError(fmt::format("{}: tensor '{}' is {}; lmforge reads F32, F16 and BF16", file.path(), name,
-                                         dtype_name(t.dtype)));
-    }
+const char* hf_torch_dtype(Dtype dtype) {
+    return dtype == Dtype::F16 ? "float16" : dtype == Dtype::BF16 ? "bfloat16" : "float32";
 }
 
-}  // namespace
+Dtype parse_weight_dtype(const std::string& name) {
+    if (name == "f32") return Dtype::F32;
+    if (name == "f16") return Dtype::F16;
+    if (name == "bf16") return Dtype::BF16;
+    throw InputError(fmt::format("--dtype {}: not f32, f16 or bf16", name));
+}
 
 json read_hf_config_json(const std::string& path) {
     std::ifstream in(path);
@@ -127,7 +107,7 @@ void read_hf_tensor(const HfWeights& weights, const std::string& name, const Par
         throw InputError(fmt::format("{}: tensor '{}' has shape [{}], config.json implies [{}]", file.path(), name,
                                      fmt::join(file.info(name).shape, ", "), fmt::join(spec.shape, ", ")));
     }
-    read_as_f32(file, name, params + spec.offset, spec.numel);
+    file.read_float(name, std::span<float>(params + spec.offset, static_cast<size_t>(spec.numel)));
     std::fill(params + spec.offset + spec.numel, params + spec.offset + spec.reserved, 0.0f);  // padding rows
 }
 
@@ -138,7 +118,7 @@ void check_tied_copy(const HfWeights& weights, const std::string& name, const Pa
         throw InputError(fmt::format("{}: {} has another shape than {}", file.path(), name, spec.name));
     }
     std::vector<float> copy(static_cast<size_t>(spec.numel));
-    read_as_f32(file, name, copy.data(), spec.numel);
+    file.read_float(name, std::span<float>(copy.data(), static_cast<size_t>(spec.numel)));
     if (std::memcmp(copy.data(), params + spec.offset, copy.size() * sizeof(float)) != 0) {
         throw InputError(fmt::format("{}: {} differs from {}", file.path(), name, spec.name),
                          "lmforge ties the output layer to the token embedding");

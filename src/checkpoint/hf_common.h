@@ -88,6 +88,15 @@ int64_t hf_num_labels(const nlohmann::json& config, const std::string& path);
 // A classifier's class names from DIR/config.json's id2label, by index ({"0": "ham", ...});
 // none where it has no id2label or its keys are not 0..n-1.
 std::vector<std::string> hf_label_names(const std::string& dir);
+// Adds a parameter tensor of `numel` floats at data to w as DTYPE: F32 as a view (data must
+// outlive the write), F16 or BF16 rounded to nearest even into a copy.
+void add_hf_weight(SafetensorsWriter& w, const std::string& name, const std::vector<int64_t>& shape,
+                   const float* data, int64_t numel, Dtype dtype);
+// transformers' torch_dtype for DTYPE (F32, F16, BF16): "float32", "float16", "bfloat16".
+const char* hf_torch_dtype(Dtype dtype);
+// "f32", "f16" or "bf16" as a Dtype (export --dtype); InputError otherwise.
+Dtype parse_weight_dtype(const std::string& name);
+
 // id2label / label2id added to config: the class names (a classify run's labels.json) where
 // there is one per label, else LABEL_0 .. LABEL_{n-1}.
 void add_hf_label_maps(nlohmann::json& config, int64_t num_labels, const std::vector<std::string>& names = {});

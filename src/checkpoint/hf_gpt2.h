@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/safetensors.h"
 #include "model/gpt2.h"
 #include "tokenizer/tokenizer.h"
 
@@ -37,12 +38,12 @@ nlohmann::json hf_gpt2_config(const Gpt2Config& c, const Tokenizer* tokenizer,
 std::vector<std::pair<std::string, std::string>> hf_gpt2_tokenizer_files(const Tokenizer& tokenizer,
                                                                          int64_t block_size);
 
-// Writes DIR/config.json and DIR/model.safetensors (F32) that transformers'
+// Writes DIR/config.json and DIR/model.safetensors (F32, or DTYPE: F16, BF16) that transformers'
 // GPT2LMHeadModel.from_pretrained loads (GPT2ForSequenceClassification with a head), and a byte-level BPE tokenizer, if given, as
 // vocab.json + merges.txt (GPT2Tokenizer's files). DIR is created or replaced atomically.
 // A classifier's id2label names its classes with LABEL_NAMES where given (one per label).
 // Returns whether the tokenizer was written (a character tokenizer has no GPT-2 form).
 bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* tokenizer = nullptr,
-                  const std::vector<std::string>& label_names = {});
+                  const std::vector<std::string>& label_names = {}, Dtype dtype = Dtype::F32);
 
 }  // namespace lmforge

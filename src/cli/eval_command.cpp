@@ -1,6 +1,6 @@
 // lmforge eval --checkpoint DIR --data DIR: validation loss and perplexity, as JSON.
-// lmforge eval --checkpoint DIR --multiple-choice FILE.jsonl: HellaSwag-style accuracy, as
-// JSON (also under mpirun: items sharded over ranks).
+// lmforge eval --checkpoint DIR --multiple-choice FILE.jsonl: HellaSwag-style accuracy and
+// the counts it comes from, as JSON (also under mpirun: items sharded over ranks).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -73,7 +73,8 @@ void add_eval_command(CLI::App& app) {
             if (comm->rank() != 0) return;
             const nlohmann::ordered_json j = {{"checkpoint", f->checkpoint}, {"multiple_choice", f->multiple_choice},
                                               {"items", r.items}, {"accuracy", r.accuracy()},
-                                              {"accuracy_norm", r.accuracy_norm()}, {"processes", comm->size()}};
+                                              {"accuracy_norm", r.accuracy_norm()}, {"correct", r.correct},
+                                              {"correct_norm", r.correct_norm}, {"processes", comm->size()}};
             fmt::print("{}\n", j.dump());
             return;
         }

@@ -1,6 +1,6 @@
 // lmforge export --checkpoint CKPT --hf DIR: an lmforge checkpoint as a Hugging Face directory
 // that transformers' from_pretrained loads: GPT-2 (with the run's GPT-2 tokenizer as vocab.json
-// + merges.txt when it has one) or BERT (with the run's [PAD] id as pad_token_id); a
+// + merges.txt when it has one) or BERT and DistilBERT (with the run's [PAD] id as pad_token_id); a
 // classifier's id2label names the run's classes.
 #include <fmt/format.h>
 
@@ -19,6 +19,7 @@
 #include "data/data_home.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/hf_bert.h"
+#include "checkpoint/hf_common.h"
 #include "checkpoint/hf_gpt2.h"
 #include "tokenizer/encoder_specials.h"
 #include "data/tokenizer_spec.h"
@@ -56,18 +57,20 @@ std::vector<std::string> names_for(std::vector<std::string> names, int64_t num_l
 
 void add_export_command(CLI::App& app) {
     struct Flags {
-        std::string checkpoint, hf;
+        std::string checkpoint, hf, dtype = "f32";
         bool overwrite = false;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("export", "Export a checkpoint as a Hugging Face GPT-2 or BERT directory");
+    CLI::App* cmd = app.add_subcommand("export", "Export a checkpoint as a Hugging Face GPT-2, BERT or DistilBERT directory");
     cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint directory (model.safetensors)")->required();
     cmd->add_option("--hf", f->hf, "Directory to write (config.json, model.safetensors)")->required();
+    cmd->add_option("--dtype", f->dtype, "Weights' type in model.safetensors: f32, f16 or bf16 (rounded to nearest)");
     cmd->add_flag("--overwrite", f->overwrite, "Replace the --hf directory if it exists");
     cmd->callback([f] {
+        const Dtype dtype = parse_weight_dtype(f->dtype);
         check_output("--hf", f->hf, {f->checkpoint}, f->overwrite);
         const std::string weights = f->checkpoint + "/model.safetensors";
-        if (read_model_arch(weights) == "bert") {
+        if (is_bert_family(read_model_arch(weights))) {
             auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
             Bert model(read_bert_config(weights), *gemm);
             load_model_weights(model, weights);
@@ -82,9 +85,8 @@ void add_export_command(CLI::App& app) {
                 log::warn("no run tokenizer whose ids this model's vocabulary extends: config.json names no "
                           "pad_token_id (transformers then takes 0)");
             }
-            save_hf_bert(model, f->hf, pad, names_for(checkpoint_label_names(f->checkpoint), model.num_labels()));
-            fmt::print("exported {} to {} ({})\n", f->checkpoint, f->hf,
-                       model.num_labels() > 0 ? "BertForSequenceClassification" : "BertForMaskedLM");
+            save_hf_bert(model, f->hf, pad, names_for(checkpoint_label_names(f->checkpoint), model.num_labels()), dtype);
+            fmt::print("exported {} to {} ({})\n", f->checkpoint, f->hf, hf_bert_architecture(model.config()));
             return;
         }
         const Gpt2Config cfg = read_model_config(weights);
@@ -94,7 +96,7 @@ void add_export_command(CLI::App& app) {
         const std::string tokenizer_dir = find_run_tokenizer(f->checkpoint);
         const auto tokenizer = tokenizer_dir.empty() ? nullptr : open_tokenizer(tokenizer_dir, data_home());
         const bool with_tokenizer = save_hf_gpt2(model, f->hf, tokenizer.get(),
-                                                 names_for(checkpoint_label_names(f->checkpoint), cfg.num_labels));
+                                                 names_for(checkpoint_label_names(f->checkpoint), cfg.num_labels), dtype);
         fmt::print("exported {} to {} ({}{})\n", f->checkpoint, f->hf,
                    cfg.num_labels > 0 ? "GPT2ForSequenceClassification" : "GPT2LMHeadModel",
                    with_tokenizer ? ", tokenizer as vocab.json + merges.txt" : "");

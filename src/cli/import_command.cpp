@@ -1,6 +1,6 @@
-// lmforge import --hf DIR --output CKPT: a Hugging Face GPT-2 or BERT directory (config.json +
-// model.safetensors, and a GPT-2 tokenizer if it has one) as an lmforge checkpoint, which
-// sample, eval, logits, export and model.init_from read.
+// lmforge import --hf DIR --output CKPT: a Hugging Face GPT-2, BERT or DistilBERT directory
+// (config.json + model.safetensors, and a GPT-2 tokenizer if it has one) as an lmforge
+// checkpoint, which sample, eval, logits, export and model.init_from read.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -51,7 +51,7 @@ void add_import_command(CLI::App& app) {
         bool overwrite = false;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("import", "Import Hugging Face GPT-2 or BERT weights as an lmforge checkpoint");
+    CLI::App* cmd = app.add_subcommand("import", "Import Hugging Face GPT-2, BERT or DistilBERT weights as an lmforge checkpoint");
     cmd->add_option("--hf", f->hf, "Hugging Face model directory (save_pretrained: config.json, model.safetensors)")
         ->required();
     cmd->add_option("--output", f->output, "Checkpoint directory to write")->required();
@@ -67,9 +67,9 @@ void add_import_command(CLI::App& app) {
                 save_model_weights(model, tmp + "/model.safetensors");
                 save_label_names(f->hf, cfg.num_labels, tmp);
             });
-            fmt::print("imported {} (BERT, {} layers, {} heads, width {}, vocabulary {}, {} positions: {} parameters) into "
+            fmt::print("imported {} ({}, {} layers, {} heads, width {}, vocabulary {}, {} positions: {} parameters) into "
                        "{}\n",
-                       f->hf, cfg.n_layer, cfg.n_head, cfg.hidden, cfg.vocab_size, cfg.max_position,
+                       f->hf, hf_bert_architecture(cfg), cfg.n_layer, cfg.n_head, cfg.hidden, cfg.vocab_size, cfg.max_position,
                        model.layout().count(), f->output);
             return;
         }

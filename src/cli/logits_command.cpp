@@ -54,7 +54,7 @@ struct Logits {
 
 Logits run_model(const std::string& weights, const std::string& ids_text) {
     auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
-    const bool bert = read_model_arch(weights) == "bert";
+    const bool bert = is_bert_family(read_model_arch(weights));
     std::unique_ptr<Model> model;
     int64_t context = 0;
     if (bert) {

@@ -27,7 +27,8 @@ void report(const TrainSummary& s) {
         throw Stopped{s.rank == 0 ? 128 + s.stopped_by : 0};
     }
     if (s.rank != 0) return;  // rank 0 reports for the run
-    const std::string evaluation = s.evaluation.empty() ? "" : ", " + s.evaluation;
+    std::string evaluation = s.evaluation.empty() ? "" : ", " + s.evaluation;
+    if (!s.multiple_choice.empty()) evaluation += ", " + s.multiple_choice;
     if (s.start_step >= s.steps) {
         fmt::print("{} is complete at step {} (raise train.max_steps or train.epochs to go on){}\n", s.run_dir,
                    s.steps, evaluation);

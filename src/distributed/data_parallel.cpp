@@ -36,7 +36,17 @@ void DataParallel::before_backward(bool last_micro_step) {
     }
 }
 
-double DataParallel::step(float lr, double grad_clip) {
+namespace {
+
+// What AdamW multiplies the summed gradients by: clipping's factor for the true norm, and one
+// over the loss scale they carry.
+float unscale(double norm, double grad_clip, double loss_scale) {
+    return static_cast<float>(clip_factor(norm, grad_clip) / loss_scale);
+}
+
+}  // namespace
+
+double DataParallel::step(float lr, double grad_clip, double loss_scale) {
     float* params = model_.params().data();
     float* grads = model_.grads().data();
     const auto total = static_cast<int64_t>(model_.grads().size());
@@ -44,9 +54,10 @@ double DataParallel::step(float lr, double grad_clip) {
         Timer t;
         comm_.reduce_scatter_sum(grads, shard_grads_.data(), shard_);
         const double norm = std::sqrt(comm_.allreduce_sum(
-            kernels::sum_of_squares(shard_grads_.data(), static_cast<int64_t>(shard_grads_.size()))));
+            kernels::sum_of_squares(shard_grads_.data(), static_cast<int64_t>(shard_grads_.size())))) / loss_scale;
         comm_seconds_ = t.seconds();
-        adam_->step(params + adam_->begin(), shard_grads_.data(), lr, clip_factor(norm, grad_clip));
+        if (!std::isfinite(norm)) return norm;  // every rank sees the same norm: all skip
+        adam_->step(params + adam_->begin(), shard_grads_.data(), lr, unscale(norm, grad_clip, loss_scale));
         t.reset();
         comm_.allgather_in_place(params, shard_);
         comm_seconds_ += t.seconds();
@@ -60,9 +71,10 @@ double DataParallel::step(float lr, double grad_clip) {
         comm_seconds_ = sync_->wait_seconds();
     }
     if (profiler_ != nullptr) profiler_->start();
-    const double norm = grad_norm(grads, total);
+    const double norm = grad_norm(grads, total) / loss_scale;
     if (profiler_ != nullptr) profiler_->lap("grad_norm");
-    adam_->step(params, grads, lr, clip_factor(norm, grad_clip), model_.half_weights());
+    if (!std::isfinite(norm)) return norm;
+    adam_->step(params, grads, lr, unscale(norm, grad_clip, loss_scale), model_.half_weights());
     if (profiler_ != nullptr) profiler_->lap("adamw");
     return norm;
 }

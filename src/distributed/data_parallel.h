@@ -35,8 +35,10 @@ public:
     // Before each micro-step's backward; the last micro-step of a step syncs the gradients.
     void before_backward(bool last_micro_step);
     // After the step's last backward: sums gradients over ranks, clips (grad_clip 0: not),
-    // runs AdamW. Returns the global gradient norm before clipping.
-    double step(float lr, double grad_clip);
+    // runs AdamW. Returns the global gradient norm before clipping. loss_scale: the factor the
+    // gradients were scaled by (fp16's loss scaling), divided out of the norm and the update; a
+    // norm that is not finite (an overflow) skips the update and is returned as it is.
+    double step(float lr, double grad_clip, double loss_scale = 1.0);
 
     // Moments over the whole layout for a checkpoint, complete on `root` (collective: every
     // rank calls it). Under ZeRO-1, root's whole-layout copy lives as long as the returned

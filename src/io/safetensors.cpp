@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/bf16.h"
 #include "core/error.h"
+#include "core/fp16.h"
 
 namespace lmforge {
 
@@ -183,6 +185,24 @@ void SafetensorsReader::read(const std::string& name, std::span<float> out) cons
 
 void SafetensorsReader::read(const std::string& name, std::span<int32_t> out) const {
     read_checked(name, Dtype::I32, out.data(), static_cast<int64_t>(out.size()));
+}
+
+void SafetensorsReader::read_float(const std::string& name, std::span<float> out) const {
+    const TensorInfo& t = info(name);
+    if (t.dtype == Dtype::F32) return read(name, out);
+    if (t.dtype != Dtype::F16 && t.dtype != Dtype::BF16) {
+        throw InputError(fmt::format("{}: tensor '{}' is {}; lmforge reads F32, F16 and BF16", path(), name,
+                                     dtype_name(t.dtype)));
+    }
+    if (t.numel() != static_cast<int64_t>(out.size())) {
+        throw InputError(fmt::format("{}: tensor '{}' has {} elements, not {}", path(), name, t.numel(), out.size()));
+    }
+    const std::span<const std::byte> bytes = raw(name);
+    for (size_t i = 0; i < out.size(); i++) {
+        uint16_t h;
+        std::memcpy(&h, bytes.data() + 2 * i, 2);  // the file's bytes may be unaligned
+        out[i] = t.dtype == Dtype::F16 ? from_f16(h) : from_bf16(h);
+    }
 }
 
 std::vector<float> SafetensorsReader::read_f32(const std::string& name) const {

@@ -46,6 +46,9 @@ public:
     void read(const std::string& name, std::span<float> out) const;
     void read(const std::string& name, std::span<int32_t> out) const;
     std::vector<float> read_f32(const std::string& name) const;
+    // A floating tensor of F32, F16 or BF16 widened to float (exactly); InputError naming the
+    // file and tensor for another dtype or a size other than out's.
+    void read_float(const std::string& name, std::span<float> out) const;
     std::vector<int32_t> read_i32(const std::string& name) const;
     std::vector<int64_t> read_i64(const std::string& name) const;
 

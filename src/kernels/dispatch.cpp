@@ -11,13 +11,16 @@
 #include "kernels/bf16.h"
 #include "kernels/classifier.h"
 #include "kernels/encoder.h"
+#include "kernels/fp16.h"
 #include "kernels/gelu.h"
 #include "kernels/grad_norm.h"
 #include "kernels/layernorm.h"
 #include "kernels/linear.h"
 #include "kernels/lm_head_loss.h"
 #include "kernels/matmul.h"
+#include "kernels/relu.h"
 #include "kernels/residual.h"
+#include "kernels/soft_targets.h"
 #include "kernels/tanh.h"
 
 namespace lmforge::kernels {
@@ -209,12 +212,24 @@ LMFORGE_KERNEL(void, to_bf16_with_bias_backward,
                (uint16_t * dout_h, float* dbias, const float* dout, int64_t N, int64_t OC),
                (dout_h, dbias, dout, N, OC))
 
-// residual.h, tanh.h
+// residual.h, relu.h, tanh.h
 LMFORGE_KERNEL(void, residual_forward, (float* out, const float* a, const float* b, int64_t n), (out, a, b, n))
 LMFORGE_KERNEL(void, residual_backward, (float* da, float* db, const float* dout, int64_t n), (da, db, dout, n))
+LMFORGE_KERNEL(void, relu_forward, (float* out, const float* inp, int64_t n), (out, inp, n))
+LMFORGE_KERNEL(void, relu_backward, (float* dinp, const float* dout, const float* out, int64_t n),
+               (dinp, dout, out, n))
 LMFORGE_KERNEL(void, tanh_forward, (float* out, const float* inp, int64_t n), (out, inp, n))
 LMFORGE_KERNEL(void, tanh_backward, (float* dinp, const float* dout, const float* out, int64_t n),
                (dinp, dout, out, n))
+
+// fp16.h
+LMFORGE_KERNEL(void, round_to_fp16, (float* out, const float* in, int64_t n), (out, in, n))
+
+// soft_targets.h
+LMFORGE_KERNEL(void, teacher_log_probs,
+               (float* logp, const float* logits, const int32_t* rows, int64_t M, int64_t V, int64_t stride,
+                float temperature),
+               (logp, logits, rows, M, V, stride, temperature))
 
 // lm_head_loss.h
 LMFORGE_KERNEL(int64_t, lm_head_chunk, (int64_t N, int64_t V), (N, V))
@@ -232,13 +247,14 @@ LMFORGE_KERNEL(int64_t, lm_head_scratch, (int64_t N, int64_t V, bool one_pass), 
 #define LMFORGE_HEAD_TRAIN_PARAMS(In)                                                                            \
     (backend::Gemm & gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx, float* dwte,        \
      float* dbias, bool accumulate, const In* x, const In* wte, const float* bias, const int32_t* targets,      \
-     float dloss, float* logits_block, In* dlogits_block, float* target_logit, float* row_max)
+     float dloss, float* logits_block, In* dlogits_block, float* target_logit, float* row_max,                   \
+     const SoftTargets* soft)
 #define LMFORGE_HEAD_FORWARD_ARGS (gemm, s, losses, lse, x, wte, bias, targets, logits_chunk, target_logit, row_max)
 #define LMFORGE_HEAD_BACKWARD_ARGS \
     (gemm, s, dx, dwte, dbias, accumulate, x, wte, bias, lse, targets, dloss, logits_chunk, dlogits_chunk)
 #define LMFORGE_HEAD_TRAIN_ARGS                                                                                    \
     (gemm, s, losses, lse, dx, dwte, dbias, accumulate, x, wte, bias, targets, dloss, logits_block, dlogits_block, \
-     target_logit, row_max)
+     target_logit, row_max, soft)
 
 LMFORGE_KERNEL_TEMPLATE_DECL(void, lm_head_loss_forward, LMFORGE_HEAD_FORWARD_PARAMS(In))
 LMFORGE_KERNEL_TEMPLATE_DECL(void, lm_head_loss_backward, LMFORGE_HEAD_BACKWARD_PARAMS(In))

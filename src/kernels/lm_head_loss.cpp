@@ -62,6 +62,40 @@ void row_dlogits(float* row, In* drow, int64_t c0, int64_t nc, int64_t t, float 
     if (here) drow[t - c0] = float_to<In>(at_target);
 }
 
+// One row's dlogits with distillation's soft term (SoftTargets), over all V columns, from its
+// logits, maximum m and log-sum-exp; returns T² · KL. Zero where t is ignored.
+template <class In>
+float row_soft_dlogits(float* row, In* drow, int64_t V, int64_t t, float m, float lse, float dloss,
+                       const SoftTargets& soft, const float* logp, bool keep_fp32) {
+    const float T = soft.temperature, inv_t = 1.0f / T;
+    const float hard = t == kIgnoreIndex ? 0.0f : dloss * soft.task_weight;
+    const float gentle = t == kIgnoreIndex ? 0.0f : dloss * soft.kl_weight * T;
+    float sum_t = 0.0f;
+#pragma omp simd reduction(+ : sum_t)
+    for (int64_t j = 0; j < V; j++) sum_t += fast_exp((row[j] - m) * inv_t);
+    const float lse_t = m * inv_t + std::log(sum_t);
+    float kl = 0.0f;
+#pragma omp simd reduction(+ : kl)
+    for (int64_t j = 0; j < V; j++) {
+        const float p = fast_exp(logp[j]);
+        kl += p > 0.0f ? p * (logp[j] - (row[j] * inv_t - lse_t)) : 0.0f;  // 0 · log 0 = 0
+    }
+    const float at_target = t == kIgnoreIndex ? 0.0f : row[t];
+#pragma omp simd
+    for (int64_t j = 0; j < V; j++) {
+        const float g = hard * fast_exp(row[j] - lse) + gentle * (fast_exp(row[j] * inv_t - lse_t) - fast_exp(logp[j]));
+        if (keep_fp32) row[j] = g;
+        drow[j] = float_to<In>(g);
+    }
+    if (t != kIgnoreIndex) {
+        const float g = hard * (fast_exp(at_target - lse) - 1.0f) +
+                        gentle * (fast_exp(at_target * inv_t - lse_t) - fast_exp(logp[t]));
+        if (keep_fp32) row[t] = g;
+        drow[t] = float_to<In>(g);
+    }
+    return t == kIgnoreIndex ? 0.0f : T * T * kl;
+}
+
 // A shape's chunk or row block must be positive, or the loops over them never end.
 void check_blocks(int64_t size, const char* what) {
     if (size <= 0) throw Error(fmt::format("LM head: {} = {} must be positive", what, size));
@@ -136,23 +170,26 @@ template <class In>
 void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx,
                         float* dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,
                         const int32_t* targets, float dloss, float* logits_block, In* dlogits_block,
-                        float* target_logit, float* row_max) {
+                        float* target_logit, float* row_max, const SoftTargets* soft) {
     // This level's own forward and backward (kernels/dispatch.cpp would take the long way).
     namespace level = LMFORGE_ISA_NAMESPACE;
-    if (!level::lm_head_one_pass(gemm, !std::is_same_v<In, float>)) {
+    const bool one_pass = level::lm_head_one_pass(gemm, !std::is_same_v<In, float>);
+    if (!one_pass && soft == nullptr) {
         level::lm_head_loss_forward(gemm, s, losses, lse, x, wte, bias, targets, logits_block, target_logit,
                                     row_max);
         level::lm_head_loss_backward(gemm, s, dx, dwte, dbias, accumulate, x, wte, bias, lse, targets, dloss,
                                      logits_block, dlogits_block);
         return;
     }
-    check_blocks(s.rows, "rows");
+    // The chunked passes' scratch (s.N · s.chunk) holds this many whole rows.
+    const int64_t rows = one_pass ? s.rows : std::min(s.N, std::max<int64_t>(1, s.N * s.chunk / s.V));
+    check_blocks(rows, "rows");
     const bool keep_fp32 = dbias != nullptr && !std::is_same_v<In, float>;
     const float* dlogits_fp32 = logits_block;
     if constexpr (std::is_same_v<In, float>) dlogits_fp32 = dlogits_block;
     if (dbias != nullptr && !accumulate) std::fill_n(dbias, s.V, 0.0f);
-    for (int64_t r0 = 0; r0 < s.N; r0 += s.rows) {
-        const int64_t nr = std::min(s.N, r0 + s.rows) - r0;
+    for (int64_t r0 = 0; r0 < s.N; r0 += rows) {
+        const int64_t nr = std::min(s.N, r0 + rows) - r0;
         const In* xb = x + r0 * s.C;
         run(gemm, {.M = nr, .N = s.V, .K = s.C, .trans_b = true}, xb, wte, logits_block, bias);
 #pragma omp parallel for schedule(static)
@@ -169,7 +206,12 @@ void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* lo
             if (row_max != nullptr) row_max[n] = m;
             target_logit[n] = t == kIgnoreIndex ? 0.0f : row[t];
             losses[n] = t == kIgnoreIndex ? 0.0f : lse[n] - target_logit[n];
-            row_dlogits(row, dlogits_block + i * s.V, 0, s.V, t, lse[n], dloss, keep_fp32);
+            if (soft != nullptr) {
+                soft->kl[n] = row_soft_dlogits(row, dlogits_block + i * s.V, s.V, t, m, lse[n], dloss, *soft,
+                                               soft->logp + n * s.V, keep_fp32);
+            } else {
+                row_dlogits(row, dlogits_block + i * s.V, 0, s.V, t, lse[n], dloss, keep_fp32);
+            }
         }
         if (dbias != nullptr) bias_backward(dbias, dlogits_fp32, nr, s.V);
         run(gemm, {.M = nr, .N = s.C, .K = s.V}, dlogits_block, wte, dx + r0 * s.C);
@@ -210,10 +252,10 @@ template void lm_head_loss_forward<bf16>(backend::Gemm&, const LmHeadLossShape&,
                                          const bf16*, const float*, const int32_t*, float*, float*, float*);
 template void lm_head_loss_train<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, float*,
                                         float*, bool, const float*, const float*, const float*, const int32_t*, float,
-                                        float*, float*, float*, float*);
+                                        float*, float*, float*, float*, const SoftTargets*);
 template void lm_head_loss_train<bf16>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, float*, float*,
                                        bool, const bf16*, const bf16*, const float*, const int32_t*, float, float*,
-                                       bf16*, float*, float*);
+                                       bf16*, float*, float*, const SoftTargets*);
 template void lm_head_loss_backward<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, bool,
                                            const float*, const float*, const float*, const float*, const int32_t*,
                                            float, float*, float*);

@@ -17,6 +17,7 @@
 
 #include "backend/gemm.h"
 #include "kernels/crossentropy.h"
+#include "kernels/soft_targets.h"
 
 namespace lmforge::kernels {
 
@@ -72,11 +73,13 @@ int64_t lm_head_scratch(int64_t N, int64_t V, bool one_pass);
 // target_logit, row_max if not null) and what backward writes (dx =, dwte and dbias = or +=).
 // logits_block: s.rows · V floats; dlogits_block: as many In, which in fp32 may be
 // logits_block itself. Where lm_head_one_pass is false it is lm_head_loss_forward then
-// lm_head_loss_backward instead, on s.N · s.chunk of each (lm_head_scratch).
+// lm_head_loss_backward instead, on s.N · s.chunk of each (lm_head_scratch). With soft
+// targets it always takes the one pass, as a row's soft term needs all its logits at once;
+// where the chunked passes are the rule, in blocks of as many rows as their scratch holds.
 template <class In>
 void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx,
                         float* dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,
                         const int32_t* targets, float dloss, float* logits_block, In* dlogits_block,
-                        float* target_logit, float* row_max = nullptr);
+                        float* target_logit, float* row_max = nullptr, const SoftTargets* soft = nullptr);
 
 }  // namespace lmforge::kernels

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/crossentropy.h"
+#include "kernels/soft_targets.h"
 
 namespace lmforge {
 
@@ -17,6 +18,9 @@ struct Batch {
     std::vector<int32_t> lengths{};  // (B): real tokens first in each row, padding after; empty: T each
     std::vector<int32_t> targets{};  // (B, T): the token to predict, or kIgnoreIndex; empty: none
     std::vector<int32_t> labels{};   // (B): each sequence's class; empty: none
+    // Distillation: the teacher's soft targets for the counted targets in row-major order
+    // (soft_targets->rows of them); null: none. Owned by the task that sets it.
+    const kernels::SoftTargets* soft_targets = nullptr;
 
     // Sizes the batch for (B, T) with inputs and targets of that size, no lengths or labels.
     void resize_for_tokens(int64_t batch, int64_t seq) {
@@ -26,6 +30,7 @@ struct Batch {
         targets.resize(static_cast<size_t>(B * T));
         lengths.clear();
         labels.clear();
+        soft_targets = nullptr;
     }
     // What the losses are counted over: the labels, else the targets that are not ignored.
     int64_t counted() const {
@@ -37,18 +42,22 @@ struct Batch {
 };
 
 // A forward pass's losses: their sum over `count` targets (or labels), and how many of those
-// the model ranked first (greedy decoding would produce them; the class it would choose).
+// the model ranked first (greedy decoding would produce them; the class it would choose). With
+// soft targets, soft_sum is the sum of the soft term (T² · KL to the teacher) over the same.
 struct LossSum {
     double sum = 0;
     int64_t count = 0;
     int64_t correct = 0;
+    double soft_sum = 0;
 
     LossSum& operator+=(const LossSum& o) {
         sum += o.sum;
         count += o.count;
         correct += o.correct;
+        soft_sum += o.soft_sum;
         return *this;
     }
+    double soft_mean() const { return count > 0 ? soft_sum / static_cast<double>(count) : 0.0; }
     double mean() const { return count > 0 ? sum / static_cast<double>(count) : 0.0; }
     double accuracy() const { return count > 0 ? static_cast<double>(correct) / static_cast<double>(count) : 0.0; }
 };

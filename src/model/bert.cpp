@@ -15,6 +15,7 @@
 #include "kernels/layernorm.h"
 #include "kernels/linear.h"
 #include "kernels/lm_head_loss.h"
+#include "kernels/relu.h"
 #include "kernels/tanh.h"
 
 namespace lmforge {
@@ -25,18 +26,20 @@ Bert::Bert(const BertConfig& cfg, backend::Gemm& gemm, Precision precision)
     : Model(bert_param_layout(validated(cfg)), precision), cfg_(cfg), gemm_(gemm) {
     p_ = bind_bert_params(cfg_, layout_, params_.data());
     g_ = bind_bert_params(cfg_, layout_, grads_.data());
+    const BertTensorNames& names = bert_tensor_names(cfg_);
+    const std::string word = fmt::format("{}.word_embeddings.weight", names.embeddings);
     // Everything but the weight matrices is only ever added to in backward: zeroed when stale.
     for (const ParamSpec& s : layout_.specs()) {
         const bool matrix = s.shape.size() == 2 && s.name.find("_embeddings") == std::string::npos;
-        if (!matrix && s.name != "bert.embeddings.word_embeddings.weight") {
+        if (!matrix && s.name != word) {
             accumulated_grads_.emplace_back(grads_.data() + s.offset, static_cast<size_t>(s.numel));
         }
     }
     for (int64_t l = 0; l < cfg_.n_layer; l++) {
-        layer_begin_.push_back(layout_.find(fmt::format("bert.encoder.layer.{}.attention.self.query.weight", l)).offset);
+        layer_begin_.push_back(layout_.find(fmt::format("{}{}.{}.weight", names.layer_prefix, l, names.query)).offset);
     }
-    layer_begin_.push_back(cfg_.num_labels > 0 ? layout_.find("bert.pooler.dense.weight").offset
-                                               : layout_.find("cls.predictions.transform.dense.weight").offset);
+    layer_begin_.push_back(
+        layout_.find(fmt::format("{}.weight", cfg_.num_labels > 0 ? names.pooler : names.mlm_dense)).offset);
 }
 
 void Bert::init_weights(uint64_t seed) {
@@ -138,13 +141,15 @@ void Bert::forward_body(const int32_t* inputs, const int32_t* lengths) {
     lengths_.assign(lengths, lengths + B);
     const AttentionMask mask{.causal = false, .key_len = lengths_.data()};
 
-    // Embeddings: every token is of segment A (type 0).
+    // Embeddings: every token is of segment A (type 0); DistilBERT has no segments.
     encoder_forward(acts_.embedded, inputs, p_.word, p_.position, B, T, H);
+    if (p_.token_type != nullptr) {
 #pragma omp parallel for schedule(static)
-    for (int64_t n = 0; n < N; n++) {
-        float* e = acts_.embedded + n * H;
+        for (int64_t n = 0; n < N; n++) {
+            float* e = acts_.embedded + n * H;
 #pragma omp simd
-        for (int64_t c = 0; c < H; c++) e[c] += p_.token_type[c];
+            for (int64_t c = 0; c < H; c++) e[c] += p_.token_type[c];
+        }
     }
     layernorm_forward(acts_.x0, acts_.x0_mean, acts_.x0_rstd, acts_.embedded, p_.emb_ln_weight, p_.emb_ln_bias, N, H,
                       eps);
@@ -200,7 +205,7 @@ LossSum Bert::forward_backward(const Batch& batch, float grad_scale, bool accumu
         loss = classify_head(batch.labels.data());
         classify_head_backward(batch.labels.data(), grad_scale, mode);
     } else {
-        loss = mlm_head(batch.targets.data(), &grad_scale, mode);
+        loss = mlm_head(batch.targets.data(), &grad_scale, mode, batch.soft_targets);
     }
     grads_ready(layer_begin_.back(), layout_.total());
     backward_body(mode);
@@ -254,9 +259,10 @@ void Bert::mlm_logits() {
     lap("lm_head_fwd");
 }
 
-LossSum Bert::mlm_head(const int32_t* targets, const float* grad_scale, WeightGrad mode) {
+LossSum Bert::mlm_head(const int32_t* targets, const float* grad_scale, WeightGrad mode, const SoftTargets* soft) {
     const int64_t N = B_ * T_, H = cfg_.hidden, V = cfg_.vocab_size;
     const int64_t M = mlm_transform_forward(targets);
+    check_soft_targets(soft, M);
     const LmHeadLossShape shape{.N = M, .C = H, .V = V, .Vp = cfg_.padded_vocab(), .chunk = lm_head_chunk(N, V),
                                 .rows = lm_head_rows(M, V)};
     // (Rows go in blocks of lm_head_rows(M), never more than the lm_head_rows(N) the scratch
@@ -267,11 +273,11 @@ LossSum Bert::mlm_head(const int32_t* targets, const float* grad_scale, WeightGr
     if (one_pass && precision_ == Precision::Fp32) {
         lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, g_.word, g_.mlm_bias,
                            accumulate, acts_.mlm_z, p_.word, p_.mlm_bias, acts_.mlm_targets, *grad_scale,
-                           acts_.logits_chunk, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
+                           acts_.logits_chunk, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max, soft);
     } else if (one_pass) {
         lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, g_.word, g_.mlm_bias,
                            accumulate, acts_.mlm_z_h, half(p_.word), p_.mlm_bias, acts_.mlm_targets, *grad_scale,
-                           acts_.logits_chunk, acts_.dlogits_chunk_h, acts_.target_logit, acts_.mlm_max);
+                           acts_.logits_chunk, acts_.dlogits_chunk_h, acts_.target_logit, acts_.mlm_max, soft);
     } else if (precision_ == Precision::Fp32) {
         lm_head_loss_forward(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.mlm_z, p_.word, p_.mlm_bias,
                              acts_.mlm_targets, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max);
@@ -285,6 +291,7 @@ LossSum Bert::mlm_head(const int32_t* targets, const float* grad_scale, WeightGr
         loss.sum += acts_.mlm_losses[m];
         loss.correct += acts_.target_logit[m] >= acts_.mlm_max[m];
     }
+    if (soft != nullptr && one_pass) loss.soft_sum = sum_soft_losses(*soft);
     if (grad_scale == nullptr) return loss;
     if (!one_pass) mlm_decoder_backward(*grad_scale, accumulate);
     mlm_transform_backward(mode);
@@ -297,7 +304,11 @@ LossSum Bert::classify_head(const int32_t* labels) {
     const float* h = hidden();
     for (int64_t b = 0; b < B; b++) std::copy_n(h + b * T * H, H, acts_.cls_in + b * H);
     linear_forward(gemm_, acts_.pooled, acts_.cls_in, p_.pooler_weight, p_.pooler_bias, B, H, H);
-    tanh_forward(acts_.pooled, acts_.pooled, B * H);
+    if (cfg_.distil()) {
+        relu_forward(acts_.pooled, acts_.pooled, B * H);
+    } else {
+        tanh_forward(acts_.pooled, acts_.pooled, B * H);
+    }
     classifier_forward(acts_.class_logits, acts_.class_losses, acts_.pooled, p_.classifier_weight,
                        p_.classifier_bias, labels, B, H, L);
     lap("classifier_fwd");
@@ -341,7 +352,11 @@ void Bert::classify_head_backward(const int32_t* labels, float dloss, WeightGrad
     const bool accumulate = mode == WeightGrad::Accumulate;
     classifier_backward(acts_.dhead_a, g_.classifier_weight, g_.classifier_bias, accumulate, acts_.class_logits,
                         acts_.pooled, p_.classifier_weight, labels, dloss, B, H, cfg_.num_labels);
-    tanh_backward(acts_.dhead_b, acts_.dhead_a, acts_.pooled, B * H);
+    if (cfg_.distil()) {
+        relu_backward(acts_.dhead_b, acts_.dhead_a, acts_.pooled, B * H);
+    } else {
+        tanh_backward(acts_.dhead_b, acts_.dhead_a, acts_.pooled, B * H);
+    }
     kernels::linear_backward(gemm_, acts_.dhead_a, g_.pooler_weight, g_.pooler_bias, acts_.dhead_b, acts_.cls_in,
                              p_.pooler_weight, B, H, H, mode);
     for (int64_t b = 0; b < B; b++) std::copy_n(acts_.dhead_a + b * H, H, acts_.dx + b * T * H);
@@ -392,12 +407,12 @@ void Bert::backward_body(WeightGrad mode) {
         for (int64_t i = 0; i < N * H; i++) dx[i] += dres[i];  // the residual path to x
         grads_ready(layer_begin_[l], layer_begin_[l + 1]);
     }
-    // x0 = LayerNorm(word + position + token type).
+    // x0 = LayerNorm(word + position [+ token type]).
     zero(dres, N * H);
     layernorm_backward(dres, g_.emb_ln_weight, g_.emb_ln_bias, dx, acts_.embedded, p_.emb_ln_weight, acts_.x0_mean,
                        acts_.x0_rstd, N, H);
     encoder_backward(g_.word, g_.position, dres, inputs_, B, T, H);
-    bias_backward(g_.token_type, dres, N, H);  // every token is of type 0: row 0 gets the column sums
+    if (g_.token_type != nullptr) bias_backward(g_.token_type, dres, N, H);  // all of type 0: row 0 gets the sums
     lap("embeddings_bwd");
     grads_ready(0, layer_begin_.front());
 }

@@ -3,7 +3,8 @@
 // bidirectional self-attention over each sequence's real tokens (its padding masked) and an
 // erf-GELU feed-forward, each followed by residual add and LayerNorm (post-LN); then either the
 // masked-LM head (dense, GELU, LayerNorm, decoder tied to the word embeddings, with a bias) or
-// the pooler (dense + tanh on [CLS], the first position) and a classifier. Parameters under
+// the pooler (dense + tanh on [CLS], the first position) and a classifier. DistilBERT is the same
+// without token types, with ReLU in the pooler's place (BertConfig::family). Parameters under
 // Hugging Face's names and shapes (bert_params.h); backward written out, as GPT-2's.
 #pragma once
 
@@ -66,7 +67,8 @@ private:
     void mlm_logits();  // (B·T, V) for every row, into logits_
     // The decoder's losses over the masked rows, and with grad_scale their gradients in the
     // same pass, then the transform's, into acts_.dx.
-    LossSum mlm_head(const int32_t* targets, const float* grad_scale, kernels::WeightGrad mode);
+    LossSum mlm_head(const int32_t* targets, const float* grad_scale, kernels::WeightGrad mode,
+                     const kernels::SoftTargets* soft = nullptr);
     LossSum classify_head(const int32_t* labels);
     // From acts_.dx = d(loss)/d(encoder output) down to the embeddings.
     void backward_body(kernels::WeightGrad mode);

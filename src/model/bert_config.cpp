@@ -15,12 +15,20 @@ namespace lmforge {
 
 namespace {
 
+// DistilBERT of shape c: bert-base's width with half its layers is distilbert-base.
+BertConfig distilbert(BertConfig c) {
+    c.family = BertFamily::DistilBert;
+    c.type_vocab_size = 0;
+    return c;
+}
+
 const std::vector<std::pair<std::string, BertConfig>>& presets() {
     // {n_layer, n_head, hidden, intermediate}
     static const std::vector<std::pair<std::string, BertConfig>> table = {
         {"bert-tiny", {2, 2, 128, 512}},      {"bert-mini", {4, 4, 256, 1024}},
         {"bert-small", {4, 8, 512, 2048}},    {"bert-medium", {8, 8, 512, 2048}},
         {"bert-base", {12, 12, 768, 3072}},   {"bert-large", {24, 16, 1024, 4096}},
+        {"distilbert-base", distilbert({6, 12, 768, 3072})},
     };
     return table;
 }
@@ -35,7 +43,11 @@ void BertConfig::validate() const {
     require_positive("intermediate", intermediate);
     require_positive("vocab_size", vocab_size);
     require_positive("max_position", max_position);
-    require_positive("type_vocab_size", type_vocab_size);
+    if (distil() && type_vocab_size != 0) {
+        throw InputError(fmt::format("type_vocab_size = {} must be 0 for DistilBERT, which has no token types",
+                                     type_vocab_size));
+    }
+    if (!distil()) require_positive("type_vocab_size", type_vocab_size);
     if (hidden % n_head != 0) {
         throw InputError(fmt::format("hidden = {} is not divisible by n_head = {}", hidden, n_head),
                          "choose hidden as a multiple of n_head (BERT-base: 768 and 12)");
@@ -62,7 +74,7 @@ void BertConfig::validate() const {
 }
 
 std::string BertConfig::to_json() const {
-    return nlohmann::json{{"arch", "bert"},
+    return nlohmann::json{{"arch", arch()},
                           {"n_layer", n_layer},
                           {"n_head", n_head},
                           {"hidden", hidden},
@@ -81,6 +93,7 @@ BertConfig BertConfig::from_json(const std::string& text, const std::string& fil
     // with undefined behaviour.
     const auto size = [&](const char* key) { return json_int(j, key, 0, kMaxCount, file); };
     BertConfig c;
+    if (j.contains("arch") && j["arch"] == "distilbert") c.family = BertFamily::DistilBert;
     c.n_layer = size("n_layer");
     c.n_head = size("n_head");
     c.hidden = size("hidden");

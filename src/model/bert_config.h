@@ -1,6 +1,8 @@
 // A BERT-style encoder's shape (https://arxiv.org/abs/1810.04805): layers, heads, width, the
 // feed-forward width, vocabulary, positions and token types, with the named presets — Google's
-// compact BERTs (https://arxiv.org/abs/1908.08962) up to bert-base and bert-large.
+// compact BERTs (https://arxiv.org/abs/1908.08962) up to bert-base and bert-large, and
+// DistilBERT (https://arxiv.org/abs/1910.01108), the same encoder without token types and with
+// a ReLU classification head, under its own tensor names.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +10,10 @@
 #include <vector>
 
 namespace lmforge {
+
+// BERT, or DistilBERT: no token-type embeddings; the classification head is pre_classifier +
+// ReLU on the first token where BERT's pooler has tanh; its own Hugging Face names.
+enum class BertFamily { Bert, DistilBert };
 
 struct BertConfig {
     int64_t n_layer = 12;
@@ -21,6 +27,10 @@ struct BertConfig {
     // masked-LM head (BertForMaskedLM).
     int64_t num_labels = 0;
     float layer_norm_eps = 1e-12f;
+    BertFamily family = BertFamily::Bert;  // DistilBERT: type_vocab_size 0
+
+    bool distil() const { return family == BertFamily::DistilBert; }
+    const char* arch() const { return distil() ? "distilbert" : "bert"; }  // as checkpoints name it
 
     // Word-embedding rows reserved: the vocabulary rounded up to 64, as GPT-2's (the extra
     // rows are zero and never reach the loss).
@@ -30,13 +40,13 @@ struct BertConfig {
     // Throws InputError naming the field and its value.
     void validate() const;
 
-    // As a checkpoint records it ({"arch": "bert", "n_layer": ...}); from_json throws
-    // InputError naming `file` and the field for one missing or not a number of its kind.
+    // As a checkpoint records it ({"arch": "bert" or "distilbert", "n_layer": ...}); from_json
+    // throws InputError naming `file` and the field for one missing or not a number of its kind.
     std::string to_json() const;
     static BertConfig from_json(const std::string& text, const std::string& file);
 
-    // bert-tiny, bert-mini, bert-small, bert-medium, bert-base, bert-large. InputError
-    // listing the names for an unknown one.
+    // bert-tiny, bert-mini, bert-small, bert-medium, bert-base, bert-large, distilbert-base.
+    // InputError listing the names for an unknown one.
     static BertConfig preset(const std::string& name);
     static std::vector<std::string> preset_names();
     static bool is_preset(const std::string& name);

@@ -242,7 +242,7 @@ LossSum Gpt2::forward_backward(const Batch& batch, float grad_scale, bool accumu
         loss = classify_head(batch.lengths.data(), batch.labels.data());
         classify_head_backward(batch.labels.data(), grad_scale, mode);
     } else {
-        loss = lm_head(batch.targets.data(), &grad_scale, mode);
+        loss = lm_head(batch.targets.data(), &grad_scale, mode, batch.soft_targets);
     }
     backward_body(mode);
     return loss;
@@ -293,9 +293,10 @@ Gpt2::HeadRows Gpt2::head_rows(const int32_t* targets) const {
     return {acts_.lnf, acts_.lnf_h, targets, acts_.losses, acts_.target_logit, acts_.row_max, acts_.dln};
 }
 
-LossSum Gpt2::lm_head(const int32_t* targets, const float* grad_scale, WeightGrad mode) {
+LossSum Gpt2::lm_head(const int32_t* targets, const float* grad_scale, WeightGrad mode, const SoftTargets* soft) {
     const int64_t N = B_ * T_, C = cfg_.n_embd;
     const int64_t M = gather_head_rows(targets);
+    check_soft_targets(soft, M);
     std::fill_n(acts_.losses, N, 0.0f);
     if (M == 0) {  // nothing to learn from: no gradient reaches the body
         if (grad_scale != nullptr) zero(acts_.dln, N * C);
@@ -307,11 +308,11 @@ LossSum Gpt2::lm_head(const int32_t* targets, const float* grad_scale, WeightGra
     if (grad_scale != nullptr && precision_ == Precision::Fp32) {
         lm_head_loss_train(gemm_, lm_head_shape(M), r.losses, acts_.lse, r.dx, g_.wte, nullptr, accumulate, r.x,
                            p_.wte, nullptr, r.targets, *grad_scale, acts_.logits_chunk, acts_.logits_chunk,
-                           r.target_logit, r.row_max);
+                           r.target_logit, r.row_max, soft);
     } else if (grad_scale != nullptr) {
         lm_head_loss_train(gemm_, lm_head_shape(M), r.losses, acts_.lse, r.dx, g_.wte, nullptr, accumulate, r.x_h,
                            half(p_.wte), nullptr, r.targets, *grad_scale, acts_.logits_chunk,
-                           acts_.dlogits_chunk_h, r.target_logit, r.row_max);
+                           acts_.dlogits_chunk_h, r.target_logit, r.row_max, soft);
     } else if (precision_ == Precision::Fp32) {
         lm_head_loss_forward(gemm_, lm_head_shape(M), r.losses, acts_.lse, r.x, p_.wte, nullptr, r.targets,
                              acts_.logits_chunk, r.target_logit, r.row_max);
@@ -320,7 +321,8 @@ LossSum Gpt2::lm_head(const int32_t* targets, const float* grad_scale, WeightGra
                              acts_.logits_chunk, r.target_logit, r.row_max);
     }
     lap(grad_scale != nullptr ? "lm_head_loss_fwd_bwd" : "lm_head_loss_fwd");
-    const LossSum loss = sum_head_losses(r, M);
+    LossSum loss = sum_head_losses(r, M);
+    if (soft != nullptr && grad_scale != nullptr) loss.soft_sum = sum_soft_losses(*soft);
     if (head_gathered_) {  // back to positions: token_losses() and target_is_top() index by them
         for (int64_t m = 0; m < M; m++) {
             const int64_t row = acts_.head_rows[m];

@@ -115,7 +115,8 @@ private:
     HeadRows head_rows(const int32_t* targets) const;
     // The LM head's losses over the counted rows, and with grad_scale also its gradients in
     // the same pass (d(ln_f output) into acts_.dln); then back to positions.
-    LossSum lm_head(const int32_t* targets, const float* grad_scale, kernels::WeightGrad mode);
+    LossSum lm_head(const int32_t* targets, const float* grad_scale, kernels::WeightGrad mode,
+                    const kernels::SoftTargets* soft = nullptr);
     LossSum sum_head_losses(const HeadRows& rows, int64_t M) const;
     // The LM head's d(input) of the gathered rows (head_dx) back to positions in acts_.dln.
     void scatter_head_dx(int64_t M);

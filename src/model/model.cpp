@@ -22,6 +22,18 @@ void Model::refresh_half_weights() {
     }
 }
 
+void Model::check_soft_targets(const kernels::SoftTargets* soft, int64_t rows) {
+    if (soft != nullptr && soft->rows != rows) {
+        throw Error(fmt::format("soft targets for {} rows, but the head has {}", soft->rows, rows));
+    }
+}
+
+double Model::sum_soft_losses(const kernels::SoftTargets& soft) {
+    double sum = 0;
+    for (int64_t n = 0; n < soft.rows; n++) sum += soft.kl[n];
+    return sum;
+}
+
 kernels::WeightGrad Model::begin_backward(bool accumulate) {
     if (accumulate) return kernels::WeightGrad::Accumulate;
     for (std::span<float> g : accumulated_grads_) zero(g.data(), static_cast<int64_t>(g.size()));

@@ -95,6 +95,11 @@ protected:
     // row is correct where its label's logit is the first highest.
     static LossSum classification_losses(const float* losses, const float* logits, const int32_t* labels, int64_t B,
                                          int64_t L);
+    // Error unless soft targets (null: none) cover exactly the head's `rows` (an internal
+    // error: the distillation task builds them for the batch's counted targets).
+    static void check_soft_targets(const kernels::SoftTargets* soft, int64_t rows);
+    // Σ of the soft term the head wrote for each of its rows.
+    static double sum_soft_losses(const kernels::SoftTargets& soft);
     // cfg after cfg.validate(): for constructors that derive the layout from it.
     template <class Config>
     static const Config& validated(const Config& cfg) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/isa.h"
 #include "backend/peak.h"
 #include "core/error.h"
 
@@ -37,6 +38,14 @@ Precision resolve_precision(const std::string& name, std::string& why) {
 }
 
 const char* precision_name(Precision p) { return p == Precision::Bf16 ? "bf16" : "fp32"; }
+
+void check_fp16_supported() {
+    if (backend::active_isa() == backend::Isa::Baseline) {
+        throw InputError("train.precision = \"fp16\" needs F16C conversions, which the baseline kernel level "
+                         "(x86-64-v2) lacks",
+                         "use fp32 or bf16, or kernels of level avx2 or above (LMFORGE_ISA)");
+    }
+}
 
 namespace {
 backend::PeakKind peak_kind(Precision p) {

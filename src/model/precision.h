@@ -31,4 +31,9 @@ Precision resolve_precision(const std::string& name, std::string& why);
 
 const char* precision_name(Precision p);
 
+// train.precision = "fp16" runs the fp32 model on GEMMs whose inputs are rounded to fp16
+// (model/fp16_gemm.h), converted with F16C: InputError where the kernel level has no F16C (the
+// baseline, x86-64-v2).
+void check_fp16_supported();
+
 }  // namespace lmforge

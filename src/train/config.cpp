@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "model/bert_config.h"
 #include "tokenizer/unicode.h"
 #include "train/time_budget.h"
 
@@ -24,7 +25,7 @@ namespace {
 // Calls v(name, field, doc) for every key, in documentation order.
 template <class V>
 void visit_config(TrainConfig& c, V&& v) {
-    v("model.preset", c.model.preset, "the architecture and size: GPT-2's gpt2, gpt2-medium, gpt2-large, gpt2-xl, gpt2-mini, gpt2-micro, gpt2-nano, or a BERT encoder's bert-tiny, bert-mini, bert-small, bert-medium, bert-base, bert-large (for classify and mlm); the keys below override it");
+    v("model.preset", c.model.preset, "the architecture and size: GPT-2's gpt2, gpt2-medium, gpt2-large, gpt2-xl, gpt2-mini, gpt2-micro, gpt2-nano, or a BERT encoder's bert-tiny, bert-mini, bert-small, bert-medium, bert-base, bert-large, distilbert-base (for classify and mlm); the keys below override it");
     v("model.n_layer", c.model.n_layer, "transformer blocks; 0: the preset's");
     v("model.n_head", c.model.n_head, "attention heads; 0: the preset's");
     v("model.n_embd", c.model.n_embd, "width C (BERT: hidden, with the feed-forward 4 C); 0: the preset's");
@@ -41,10 +42,11 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.time_budget", c.train.time_budget, "minutes an lm or mlm run may train: after its first 10 steps (and the step-0 evaluation and samples) have measured the speed, the run takes as many steps as fit, at most train.max_steps, and keeps that length on resume; 0: off");
     v("train.seed", c.train.seed, "seed of the weights' initialisation and of the data order");
     v("train.threads", c.train.threads, "threads per process, at most 4 per core it may run on; 0: its cores, divided among the processes that share them");
-    v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT model (model.preset bert-*) on token shards; sft: instruction (generative) fine-tuning of a GPT-2 model on prepare --instructions data, loss on response tokens only, epoch by epoch");
+    v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT or DistilBERT model (model.preset bert-*, distilbert-*) on token shards; sft: instruction (generative) fine-tuning of a GPT-2 model on prepare --instructions data, loss on response tokens only, epoch by epoch; distill: a student (model.*) learns from a teacher checkpoint (distill.teacher) by language modelling (GPT-2) or masked LM (BERT, DistilBERT) on token shards");
     v("train.epochs", c.train.epochs, "classify, sft: passes over the training split, each its examples over the global batch in steps, rounded up (train.max_steps and seq_len are not used)");
     v("train.recompute", c.train.recompute, "activation recompute: none; gelu (GELU and layernorm outputs recomputed in backward: one elementwise pass each); block (each block re-runs its forward in backward, keeping only its output)");
-    v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs, fp32 accumulation, master weights and moments); auto: bf16 where the CPU has AVX512_BF16");
+    v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs, fp32 accumulation, master weights and moments); fp16 (mixed: fp16 GEMM inputs converted with F16C, fp32 accumulation, master weights and moments, dynamic loss scaling); auto: bf16 where the CPU has AVX512_BF16");
+    v("train.loss_scale", c.train.loss_scale, "fp16: the initial loss scale (halved and the step skipped on an inf or NaN gradient, doubled after 2000 clean steps)");
     v("optim.lr", c.optim.lr, "peak learning rate");
     v("optim.min_lr_ratio", c.optim.min_lr_ratio, "final learning rate as a fraction of the peak (cosine, linear)");
     v("optim.warmup_steps", c.optim.warmup_steps, "linear warm-up: lr · (step + 1) / warmup_steps");
@@ -56,11 +58,17 @@ void visit_config(TrainConfig& c, V&& v) {
     v("optim.eps", c.optim.eps, "AdamW ε");
     v("optim.zero_stage", c.optim.zero_stage, "0: every process keeps all of Adam's moments; 1: each keeps its shard (ZeRO-1: reduce-scatter gradients, update the shard, all-gather parameters)");
     v("optim.moments", c.optim.moments, "precision of Adam's moments: fp32; bf16 (half their memory, 4 bytes per parameter less, rounded stochastically so small updates still count on average)");
+    v("distill.teacher", c.distill.teacher, "distill: the teacher's checkpoint directory (model.safetensors; GPT-2 for a GPT-2 student, BERT or DistilBERT for an encoder), of the student's vocabulary; it runs forward only, in bf16 where the CPU has AVX512_BF16");
+    v("distill.temperature", c.distill.temperature, "distill: temperature T that softens the teacher's and the student's distributions");
+    v("distill.kl_weight", c.distill.kl_weight, "distill: weight of T² · KL(teacher ‖ student) at the counted targets");
+    v("distill.task_weight", c.distill.task_weight, "distill: weight of the task's own loss (next-token or masked-token cross-entropy)");
     v("dist.bucket_mb", c.dist.bucket_mb, "size of the gradient buckets all-reduced while backward runs (processes > 1, zero_stage 0)");
     v("dist.overlap", c.dist.overlap, "all-reduce buckets during backward, overlapping computation; false: all at once after it");
     v("eval.every", c.eval.every, "steps between validation evaluations (from step 0, and at the end); 0: only at the end; classify and sft also evaluate at each epoch's end");
     v("eval.batches", c.eval.batches, "validation batches per evaluation, each of processes x batch_size sequences (kept by a resume on other processes); classify and sft evaluate their whole validation split");
     v("eval.metric", c.eval.metric, "classify: the validation metric that picks best/: macro_f1, accuracy or loss (a tie goes to the lower loss); other tasks: the validation loss");
+    v("eval.multiple_choice", c.eval.multiple_choice, "lm: multiple-choice items in HellaSwag's JSONL format (ctx, endings, label), read with the run's tokenizer at the start (a bad line stops the run there); their accuracy and length-normalised accuracy, as lmforge eval --multiple-choice gives them, go to metrics.jsonl (mc_accuracy, mc_accuracy_norm, with the counts), TensorBoard and the plot; empty: none");
+    v("eval.multiple_choice_every", c.eval.multiple_choice_every, "steps between multiple-choice evaluations (from step 0, and at the end); 0: eval.every's (with eval.every = 0 too: only at the end)");
     v("checkpoint.every", c.checkpoint.every, "steps between checkpoints; 0: only at the end; classify and sft also checkpoint at each epoch's end");
     v("checkpoint.keep_last", c.checkpoint.keep_last, "checkpoints kept besides best/ (one more while the next is written; best/ is a full copy when it falls between checkpoints)");
     v("log.every", c.log.every, "steps between log lines");
@@ -333,8 +341,8 @@ void validate_time_budget(const TrainConfig& c) {
     const double b = c.train.time_budget;
     require(b >= 0, "train.time_budget", show(b), "must not be negative (0: off)");
     if (b == 0) return;
-    require(c.train.task == "lm" || c.train.task == "mlm", "train.time_budget", show(b),
-            "is for lm and mlm runs: classify and sft train for train.epochs");
+    require(c.train.task == "lm" || c.train.task == "mlm" || c.train.task == "distill", "train.time_budget", show(b),
+            "is for lm, mlm and distill runs: classify and sft train for train.epochs");
     require(c.optim.warmup_steps >= kBudgetCalibrationSteps, "optim.warmup_steps", std::to_string(c.optim.warmup_steps),
             fmt::format("must be at least {} with train.time_budget: the steps that measure the speed come before the "
                         "run's length is known",
@@ -346,11 +354,39 @@ void validate_time_budget(const TrainConfig& c) {
 void validate_mlflow(const TrainConfig& c) {
     const std::string& uri = c.log.mlflow_uri;
     if (uri.empty()) return;
-    const bool web = (uri.rfind("http://", 0) == 0 && uri.size() > 7) || (uri.rfind("https://", 0) == 0 && uri.size() > 8);
+    const bool web =
+        (uri.rfind("http://", 0) == 0 && uri.size() > 7) || (uri.rfind("https://", 0) == 0 && uri.size() > 8);
     require(web, "log.mlflow_uri", show(uri),
             "must be a tracking server's web address, http://HOST:PORT or https://HOST (a local mlruns directory "
             "is not written: start mlflow server on it)");
     require(!c.log.mlflow_experiment.empty(), "log.mlflow_experiment", "\"\"", "must name an experiment");
+}
+
+// A temperature and weights that give a loss, and a teacher where there is to be one.
+void validate_distill(const TrainConfig& c) {
+    const auto& d = c.distill;
+    require(d.temperature > 0 && std::isfinite(d.temperature), "distill.temperature", show(d.temperature),
+            "must be a positive number");
+    require(d.kl_weight >= 0 && std::isfinite(d.kl_weight), "distill.kl_weight", show(d.kl_weight),
+            "must not be negative");
+    require(d.task_weight >= 0 && std::isfinite(d.task_weight), "distill.task_weight", show(d.task_weight),
+            "must not be negative");
+    require(d.kl_weight + d.task_weight > 0, "distill.kl_weight", show(d.kl_weight),
+            "and distill.task_weight are both 0: nothing to learn from");
+    if (c.train.task == "distill") {
+        require(!d.teacher.empty(), "distill.teacher", "\"\"", "must name the teacher's checkpoint directory");
+    }
+}
+
+// Multiple-choice items are scored by a language model's likelihood of each ending: a GPT-2
+// model trained by lm (classify's head and sft's data are other things, an encoder sees both
+// sides).
+void validate_multiple_choice(const TrainConfig& c) {
+    if (c.eval.multiple_choice.empty()) return;
+    require(c.train.task == "lm", "eval.multiple_choice", show(c.eval.multiple_choice),
+            fmt::format("is for train.task = \"lm\", not {}", show(c.train.task)));
+    require(!BertConfig::is_preset(c.model.preset), "eval.multiple_choice", show(c.eval.multiple_choice),
+            fmt::format("needs a GPT-2 model, not the encoder model.preset = {}", show(c.model.preset)));
 }
 
 }  // namespace
@@ -365,7 +401,9 @@ void validate_config(const TrainConfig& c) {
                                  {"model.n_embd", c.model.n_embd}, {"model.block_size", c.model.block_size},
                                  {"model.vocab_size", c.model.vocab_size}, {"train.total_batch_tokens", c.train.total_batch_tokens},
                                  {"train.threads", c.train.threads}, {"optim.warmup_steps", c.optim.warmup_steps},
-                                 {"eval.every", c.eval.every}, {"checkpoint.every", c.checkpoint.every},
+                                 {"eval.every", c.eval.every},
+                                 {"eval.multiple_choice_every", c.eval.multiple_choice_every},
+                                 {"checkpoint.every", c.checkpoint.every},
                                  {"sample.every", c.sample.every}, {"sample.top_k", c.sample.top_k},
                                  {"sample.count", c.sample.count}}) {
         non_negative(key, v);
@@ -409,17 +447,23 @@ void validate_config(const TrainConfig& c) {
     require(s == "cosine" || s == "linear" || s == "constant", "optim.schedule", show(s),
             "must be cosine, linear or constant");
     const std::string& p = c.train.precision;
-    require(p == "fp32" || p == "bf16" || p == "auto", "train.precision", show(p), "must be fp32, bf16 or auto");
+    require(p == "fp32" || p == "bf16" || p == "fp16" || p == "auto", "train.precision", show(p),
+            "must be fp32, bf16, fp16 or auto");
     require(c.optim.moments == "fp32" || c.optim.moments == "bf16", "optim.moments", show(c.optim.moments),
             "must be fp32 or bf16");
+    require(c.train.loss_scale > 0 && std::isfinite(c.train.loss_scale), "train.loss_scale", show(c.train.loss_scale),
+            "must be a positive number");
     const std::string& r = c.train.recompute;
     require(r == "none" || r == "gelu" || r == "block", "train.recompute", show(r), "must be none, gelu or block");
-    require(c.train.task == "lm" || c.train.task == "classify" || c.train.task == "mlm" || c.train.task == "sft",
-            "train.task", show(c.train.task), "must be lm, classify, mlm or sft");
+    const std::string& t = c.train.task;
+    require(t == "lm" || t == "classify" || t == "mlm" || t == "sft" || t == "distill", "train.task", show(t),
+            "must be lm, classify, mlm, sft or distill");
     const std::string& m = c.eval.metric;
     require(m == "macro_f1" || m == "accuracy" || m == "loss", "eval.metric", show(m),
             "must be macro_f1, accuracy or loss");
     validate_time_budget(c);
+    validate_distill(c);
+    validate_multiple_choice(c);
     validate_mlflow(c);
 }
 

@@ -1,5 +1,5 @@
-// A training run's configuration: TOML sections model, data, train, optim, eval, checkpoint,
-// log, sample and run. Every key is declared once (visit_config), with its default and a line
+// A training run's configuration: TOML sections model, data, train, optim, distill, dist, eval,
+// checkpoint, log, sample and run. Every key is declared once (visit_config), with its default and a line
 // of documentation; parsing, --set overrides, the resolved dump and docs/config.md all come
 // from that one list. Unknown keys and bad values are InputErrors naming the key (and the
 // file's line), with the nearest valid key suggested.
@@ -34,8 +34,9 @@ struct TrainConfig {
         int64_t seed = 1337;
         int64_t threads = 0;               // 0: every core (per process: cores / processes)
         std::string precision = "auto";
+        double loss_scale = 65536;         // fp16: the initial dynamic loss scale (2^16)
         std::string recompute = "none";
-        std::string task = "lm";  // lm; classify (prepare --label-field); mlm (BERT); sft (prepare --instructions)
+        std::string task = "lm";  // lm; classify (prepare --label-field); mlm (BERT); sft (prepare --instructions); distill
         int64_t epochs = 3;       // classify: passes over the training split
     } train;
     struct Optim {
@@ -49,6 +50,12 @@ struct TrainConfig {
         int64_t zero_stage = 0;  // 1: shard Adam's moments over the processes (ZeRO-1)
         std::string moments = "fp32";  // bf16: half the moments' memory (stochastic rounding)
     } optim;
+    struct Distill {
+        std::string teacher;       // checkpoint directory of the teacher (train.task = "distill")
+        double temperature = 2.0;  // T of the softened distributions
+        double kl_weight = 0.5;    // weight of T² · KL(teacher ‖ student)
+        double task_weight = 0.5;  // weight of the task's own loss (CLM or MLM)
+    } distill;
     struct Dist {
         double bucket_mb = 25;  // gradient buckets all-reduced during backward
         bool overlap = true;
@@ -57,6 +64,8 @@ struct TrainConfig {
         int64_t every = 100;   // steps; 0: only at the end
         int64_t batches = 20;  // validation batches per evaluation
         std::string metric = "macro_f1";  // classify: the best checkpoint's (macro_f1, accuracy, loss)
+        std::string multiple_choice;        // lm: HellaSwag-format JSONL scored as it trains (empty: none)
+        int64_t multiple_choice_every = 0;  // steps; 0: eval.every's
     } eval;
     struct Checkpoint {
         int64_t every = 500;   // steps; 0: only at the end

@@ -20,8 +20,17 @@ std::vector<ChoiceItem> load_multiple_choice(const std::string& path, const Toke
             throw InputError(fmt::format("{}:{}: {}", path, line, what),
                              "HellaSwag's format: {\"ctx\": ..., \"endings\": [...], \"label\": N}");
         };
+        // The tokenizer's own error (a character outside a char tokenizer's alphabet), placed.
+        const auto encode = [&](const std::string& text) {
+            try {
+                return tokenizer.encode_ordinary(text);
+            } catch (const InputError& e) {
+                throw InputError(fmt::format("{}:{}: {}", path, line, e.what()), e.hint());
+            }
+        };
         ChoiceItem item;
-        item.context = tokenizer.encode_ordinary(jsonl_string(j, "ctx", path, line));
+        item.line = line;
+        item.context = encode(jsonl_string(j, "ctx", path, line));
         // An ending's first token is scored from the context's last: an empty context starts
         // from <|endoftext|>, as a new document does, so that every ending token is scored.
         if (item.context.empty()) {
@@ -35,7 +44,7 @@ std::vector<ChoiceItem> load_multiple_choice(const std::string& path, const Toke
             if (!e.is_string() || e.get<std::string>().empty()) fail("every ending must be a non-empty string");
             std::string ending = " ";  // (appended, not " " + e: GCC 12 warns falsely on that)
             ending += e.get<std::string>();
-            item.endings.push_back(tokenizer.encode_ordinary(ending));
+            item.endings.push_back(encode(ending));
         }
         if (!j.contains("label") || !j["label"].is_number_integer()) fail("needs an integer \"label\"");
         // Compared as parsed (a negative label is no unsigned number): 2^32 + 1 must not read as 1.
@@ -48,6 +57,18 @@ std::vector<ChoiceItem> load_multiple_choice(const std::string& path, const Toke
     });
     if (items.empty()) throw InputError(fmt::format("{}: no items", path));
     return items;
+}
+
+void check_items_fit(const std::vector<ChoiceItem>& items, int64_t block_size, const std::string& path) {
+    for (const ChoiceItem& item : items) {
+        for (const auto& e : item.endings) {
+            if (static_cast<int64_t>(e.size()) + 1 <= block_size) continue;
+            throw InputError(fmt::format("{}:{}: an ending of {} tokens leaves no room for context in the model's {} "
+                                         "positions",
+                                         path, item.line, e.size(), block_size),
+                             "shorten the ending, or raise model.block_size");
+        }
+    }
 }
 
 std::vector<double> ending_log_likelihoods(Gpt2& model, const ChoiceItem& item) {

@@ -20,11 +20,17 @@ struct ChoiceItem {
     std::vector<int32_t> context;
     std::vector<std::vector<int32_t>> endings;
     int32_t label = 0;
+    size_t line = 0;  // of its file, for messages
 };
 
 // InputError naming file:line for a line without ctx, endings (at least two strings) or a
-// label in range, or an empty ending.
+// label in range, an empty ending, or text the tokenizer cannot encode.
 std::vector<ChoiceItem> load_multiple_choice(const std::string& path, const Tokenizer& tokenizer);
+
+// InputError naming path:line for the first item with an ending too long to follow even one
+// context token in block_size positions (ending_log_likelihoods would refuse it): a training
+// run checks its items at the start, not at its first evaluation.
+void check_items_fit(const std::vector<ChoiceItem>& items, int64_t block_size, const std::string& path);
 
 // Log-likelihood of each ending of `item` under the model (all endings in one batch; the
 // context is cut from the left to fit block_size).

@@ -123,14 +123,17 @@ std::string xml_escaped(const std::string& text) {
     return out;
 }
 
-}  // namespace
-
-std::string render_svg(const Chart& chart, int width, int height) {
-    const Frame f = layout(chart, width, height);
-    std::string s = fmt::format(
+std::string svg_open(int width, int height) {
+    return fmt::format(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
         "font-family=\"sans-serif\" font-size=\"13\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
         width, height);
+}
+
+// The chart's elements in a width x height box at the origin, without the document around them.
+std::string svg_chart(const Chart& chart, int width, int height) {
+    const Frame f = layout(chart, width, height);
+    std::string s;
     for (double x : f.xticks) {
         s += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#e4e4e4\"/>\n"
                          "<text x=\"{0:.1f}\" y=\"{3:.1f}\" text-anchor=\"middle\">{4}</text>\n",
@@ -167,6 +170,21 @@ std::string render_svg(const Chart& chart, int width, int height) {
                          width - f.right - 130, legend_y, width - f.right - 106, hex(series.color), width - f.right - 100,
                          legend_y + 4, xml_escaped(series.name));
         legend_y += 20;
+    }
+    return s;
+}
+
+}  // namespace
+
+std::string render_svg(const Chart& chart, int width, int height) {
+    return svg_open(width, height) + svg_chart(chart, width, height) + "</svg>\n";
+}
+
+std::string render_svg(const std::vector<Chart>& panels, int width, int panel_height) {
+    std::string s = svg_open(width, panel_height * static_cast<int>(panels.size()));
+    for (size_t i = 0; i < panels.size(); i++) {
+        s += fmt::format("<g transform=\"translate(0,{})\">\n{}</g>\n", static_cast<int>(i) * panel_height,
+                         svg_chart(panels[i], width, panel_height));
     }
     return s + "</svg>\n";
 }
@@ -207,11 +225,21 @@ std::vector<uint8_t> render_rgb(const Chart& chart, int width, int height) {
     return c.rgb;
 }
 
+std::vector<uint8_t> render_rgb(const std::vector<Chart>& panels, int width, int panel_height) {
+    std::vector<uint8_t> rgb;
+    for (const Chart& chart : panels) {
+        const std::vector<uint8_t> panel = render_rgb(chart, width, panel_height);
+        rgb.insert(rgb.end(), panel.begin(), panel.end());  // rows below the panel above
+    }
+    return rgb;
+}
+
 std::vector<std::string> write_loss_plots(const std::string& run_dir) {
     const std::string metrics = run_dir + "/metrics.jsonl";
     std::ifstream in(metrics);
     if (!in) throw InputError(fmt::format("{}: cannot read", metrics), "is this a run directory?");
     Series train{"train loss", 0x1f77b4, {}, false}, val{"val loss", 0xff7f0e, {}, true};
+    Series choice{"acc", 0x2ca02c, {}, true}, choice_norm{"acc_norm", 0xd62728, {}, true};  // short: the legend fits
     // A value lmforge could not write as a number (a NaN loss is null) is a gap in the line.
     const auto number = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : NAN; };
     std::string line, x_label = "step";
@@ -228,6 +256,8 @@ std::vector<std::string> write_loss_plots(const std::string& run_dir) {
         const double step = j["step"].get<double>();
         if (j.contains("loss")) train.points.emplace_back(step, number(j["loss"]));
         if (j.contains("val_loss")) val.points.emplace_back(step, number(j["val_loss"]));
+        if (j.contains("mc_accuracy")) choice.points.emplace_back(step, number(j["mc_accuracy"]));
+        if (j.contains("mc_accuracy_norm")) choice_norm.points.emplace_back(step, number(j["mc_accuracy_norm"]));
         // The first epoch's end, of a task that trains by epochs, tells their length.
         if (j.contains("epoch_loss") && j.value("epoch", 0.0) == 1.0) x_label = fmt::format("step (epochs of {:g})", step);
     }
@@ -235,11 +265,16 @@ std::vector<std::string> write_loss_plots(const std::string& run_dir) {
     Chart chart{name.empty() ? "loss" : name, x_label, "loss", {}};
     if (!train.points.empty()) chart.series.push_back(train);
     if (!val.points.empty()) chart.series.push_back(val);
+    std::vector<Chart> panels = {chart};
+    if (!choice.points.empty()) {  // eval.multiple_choice: a panel of its own, accuracy's scale is not loss's
+        panels.push_back({"multiple choice", x_label, "accuracy", {choice, choice_norm}});
+    }
     const std::string dir = run_dir + "/plots";
     std::filesystem::create_directories(dir);
-    const std::string svg = render_svg(chart, 900, 520);
-    write_text_atomic(dir + "/loss.svg", svg);
-    write_png(dir + "/loss.png", 900, 520, render_rgb(chart, 900, 520));
+    constexpr int kWidth = 900, kPanelHeight = 520;
+    write_text_atomic(dir + "/loss.svg", render_svg(panels, kWidth, kPanelHeight));
+    write_png(dir + "/loss.png", kWidth, kPanelHeight * static_cast<int>(panels.size()),
+              render_rgb(panels, kWidth, kPanelHeight));
     return {dir + "/loss.svg", dir + "/loss.png"};
 }
 

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
+#include "model/fp16_gemm.h"
 #include "core/sysinfo.h"
 
 namespace lmforge {
@@ -60,7 +61,15 @@ RunContext::RunContext(const TrainConfig& cfg, const std::string& run_dir)
     }
     backend::set_threads(cfg.train.threads > 0 ? cfg.train.threads : default_threads(*comm_), "train.threads");
     gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
-    precision_ = resolve_precision(cfg.train.precision, precision_why_);
+    if (cfg.train.precision == "fp16") {
+        check_fp16_supported();
+        fp16_ = true;
+        precision_ = Precision::Fp32;
+        precision_why_ = "asked for: fp16 GEMM inputs (F16C), fp32 accumulation and master weights, dynamic loss scaling";
+        gemm_ = std::make_unique<Fp16InputGemm>(std::move(gemm_));
+    } else {
+        precision_ = resolve_precision(cfg.train.precision, precision_why_);
+    }
 }
 
 void RunContext::take_run_dir() {
@@ -82,8 +91,8 @@ void RunContext::log_to_run_dir() const {
 
 std::string RunContext::describe() const {
     return fmt::format("on {} ({}), {} process{} ({}) x {} threads, {} ({})", host_name(), cpu_model(), world(),
-                       world() > 1 ? "es" : "", comm_->name(), backend::max_threads(), precision_name(precision_),
-                       precision_why_);
+                       world() > 1 ? "es" : "", comm_->name(), backend::max_threads(),
+                       fp16_ ? "fp16" : precision_name(precision_), precision_why_);
 }
 
 std::string run_dir_for(const TrainConfig& c, const std::string& config_path) {

@@ -32,7 +32,8 @@ public:
     int world() const { return comm_->size(); }
     bool lead() const { return comm_->rank() == 0; }
     backend::Gemm& gemm() { return *gemm_; }
-    Precision precision() const { return precision_; }
+    Precision precision() const { return precision_; }  // the model's: fp32 under fp16
+    bool fp16() const { return fp16_; }  // train.precision = "fp16": fp16 GEMM inputs, loss scaling
     const std::string& run_dir() const { return run_dir_; }
     CheckpointStore& store() { return store_; }
 
@@ -48,6 +49,7 @@ private:
     CheckpointStore store_;
     std::unique_ptr<backend::Gemm> gemm_;
     Precision precision_;
+    bool fp16_ = false;
     std::string precision_why_;
 };
 

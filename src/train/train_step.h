@@ -30,7 +30,10 @@ struct StepResult {
 // The sums over every process (a collective).
 LossSum sum_over(Communicator& comm, LossSum loss);
 
+// loss_scale (fp16's loss scaling, optim/loss_scaler.h) multiplies the gradients backward
+// computes and is divided out before the update; a step whose gradients overflowed is not
+// taken, and its grad_norm is not finite.
 StepResult train_step(Model& model, DataParallel& dp, std::span<const Batch> micro_batches, float lr,
-                      double grad_clip);
+                      double grad_clip, double loss_scale = 1.0);
 
 }  // namespace lmforge

@@ -25,10 +25,12 @@
 #include "distributed/data_parallel.h"
 #include "kernels/grad_norm.h"
 #include "model/precision.h"
+#include "optim/loss_scaler.h"
 #include "optim/lr_schedule.h"
 #include "train/metrics.h"
 #include "train/mlflow_tracking.h"
 #include "train/model_setup.h"
+#include "train/multiple_choice_eval.h"
 #include "train/plot.h"
 #include "train/resume.h"
 #include "train/run_context.h"
@@ -85,9 +87,11 @@ private:
     bool budget_due(int64_t steps_done) const;
     void fix_budget(int64_t steps_done);
     void train_one_step(int64_t step);
+    void check_step(int64_t step, const StepResult& r);
     void log_step(int64_t step, const StepResult& r, double lr, double seconds);
     void log_epoch(int64_t step);
     void evaluate(int64_t step);
+    void evaluate_multiple_choice(int64_t step);
     std::string save(int64_t step, bool only_best = false);
     void keep_best(int64_t step, bool saved);
     int stop_agreed();
@@ -117,15 +121,19 @@ private:
     std::unique_ptr<Progress> bar_;
     std::unique_ptr<StopRequest> stop_;
     std::optional<Evaluation> last_eval_;
+    std::unique_ptr<MultipleChoiceEval> choice_;  // eval.multiple_choice (null: none)
+    std::string last_choice_;                      // its last evaluation, as logged
     int64_t last_eval_step_ = -1;
     double flops_per_token_ = 0, peak_gflops_ = 0;
     bool peak_checked_ = false;
+    bool distilling_ = false;  // train.task = "distill": the soft term is logged as kl
+    std::optional<LossScaler> scaler_;  // train.precision = "fp16"
     PhaseTimes phases_;
     double seconds_before_ = 0, seconds_now_ = 0, tokens_now_ = 0, last_loss_ = 0;
     // For train.time_budget: this session's clock, its steps after the first (which warms the
-    // caches), an evaluation's and a sample's time.
+    // caches), an evaluation's, a multiple-choice evaluation's and a sample's time.
     Timer session_;
-    double measured_seconds_ = 0, eval_seconds_ = 0, sample_seconds_ = 0;
+    double measured_seconds_ = 0, eval_seconds_ = 0, choice_seconds_ = 0, sample_seconds_ = 0;
     int64_t measured_steps_ = 0;
     int stopped_by_ = 0, agreed_stop_ = 0;
 };
@@ -139,7 +147,11 @@ Trainer::Trainer(const TrainOptions& opts)
     check_init_from(cfg_.model.init_from);
     open_tokenizer_of_data();
     task_ = make_task(cfg_, tokenizer_.get());
+    distilling_ = cfg_.train.task == "distill";
     model_ = task_->make_model(ctx_.gemm(), ctx_.precision());
+    if (!cfg_.eval.multiple_choice.empty()) {
+        choice_ = std::make_unique<MultipleChoiceEval>(cfg_, tokenizer_.get(), *model_);
+    }
     ctx_.take_run_dir();
     read_latest();
     plan_batches();
@@ -252,6 +264,11 @@ void Trainer::start_weights() {
                   cfg_.optim.schedule, state_.step,
                   before.at(std::min(state_.step, state_.max_steps - 1)), schedule_.at(state_.step));
     }
+    if (ctx_.fp16()) {
+        scaler_ = LossScaler{.scale = state_.loss_scale > 0 ? state_.loss_scale : cfg_.train.loss_scale,
+                             .clean_steps = state_.loss_scale_clean_steps,
+                             .skipped_steps = state_.skipped_steps};
+    }
     state_.task = task_->name();
     state_.global_batch = plan_.global();
     state_.max_steps = total_steps_;
@@ -310,6 +327,10 @@ void Trainer::log_setup() const {
               model_->layout().count(), static_cast<double>(model_->activation_bytes()) / 1048576.0,
               cfg_.train.recompute);
     log::info("{}", task_->describe_data());
+    if (choice_) {
+        log::info("multiple choice: {} items of {}, {}", choice_->items(), choice_->path(),
+                  choice_->every() > 0 ? fmt::format("every {} steps and at the end", choice_->every()) : "at the end");
+    }
     const std::string steps = budget_pending()
                                   ? fmt::format("as many steps as fit in {:g} min, at most {}", cfg_.train.time_budget,
                                                 total_steps_)
@@ -388,6 +409,7 @@ TrainSummary Trainer::run() {
 void Trainer::at_step_start(int64_t step) {
     const bool epoch_end = epoch_ends_at(step);
     if (epoch_end || (cfg_.eval.every > 0 && step % cfg_.eval.every == 0)) evaluate(step);
+    if (choice_ && choice_->due_at(step)) evaluate_multiple_choice(step);
     if (epoch_end) log_epoch(step);
     const bool checkpoint_due =
         (epoch_end || (cfg_.checkpoint.every > 0 && step % cfg_.checkpoint.every == 0)) && step > start_step_;
@@ -407,14 +429,12 @@ void Trainer::train_one_step(int64_t step) {
     for (Batch& b : batches_) task_->next_batch(b);
     phases_.data += data_timer.seconds();
     const double lr = schedule_.at(step);
-    const StepResult r = train_step(*model_, *dp_, batches_, static_cast<float>(lr), cfg_.optim.grad_clip);
+    const double loss_scale = scaler_ ? scaler_->scale : 1.0;
+    const StepResult r =
+        train_step(*model_, *dp_, batches_, static_cast<float>(lr), cfg_.optim.grad_clip, loss_scale);
     const double seconds = timer.seconds();
     const double loss = r.loss.mean();
-    if (!std::isfinite(loss) || !std::isfinite(r.grad_norm)) {
-        throw Error(fmt::format("step {}: the {} is {}", step, std::isfinite(loss) ? "gradient norm" : "loss",
-                                std::isfinite(loss) ? r.grad_norm : loss),
-                    "lower optim.lr or raise warm-up");
-    }
+    check_step(step, r);
     phases_.compute += r.compute_seconds;
     phases_.optimizer += r.optimizer_seconds;
     phases_.comm += r.comm_seconds;
@@ -429,6 +449,25 @@ void Trainer::train_one_step(int64_t step) {
     }
     last_loss_ = loss;
     log_step(step, r, lr, seconds);
+}
+
+// A loss that is not finite ends the run, and so do gradients that are not, unless fp16's loss
+// scaling takes them for an overflow: then the step was skipped, and the scale is halved.
+void Trainer::check_step(int64_t step, const StepResult& r) {
+    const double loss = r.loss.mean();
+    const bool finite = std::isfinite(r.grad_norm);
+    if (std::isfinite(loss) && (finite || scaler_)) {
+        if (!scaler_) return;
+        const double scale = scaler_->scale;
+        if (!scaler_->after_step(finite)) {
+            log::info("step {:>6}: the gradients overflowed at loss scale {:g}: step skipped, the scale halved", step,
+                      scale);
+        }
+        return;
+    }
+    throw Error(fmt::format("step {}: the {} is {}", step, std::isfinite(loss) ? "gradient norm" : "loss",
+                            std::isfinite(loss) ? r.grad_norm : loss),
+                "lower optim.lr or raise warm-up");
 }
 
 // The untrained model's samples, for the end's before-and-after (lm; sample.count of them).
@@ -461,6 +500,8 @@ void Trainer::fix_budget(int64_t steps_done) {
                               .step_seconds = step_seconds,
                               .eval_seconds = eval_seconds_,
                               .eval_every = cfg_.eval.every,
+                              .choice_seconds = choice_seconds_,
+                              .choice_every = choice_ ? choice_->every() : 0,
                               .sample_seconds = sample_seconds_,
                               .sample_every = cfg_.sample.every,
                               .samples_at_end = cfg_.sample.count};
@@ -471,8 +512,9 @@ void Trainer::fix_budget(int64_t steps_done) {
     schedule_.total_steps = steps;
     state_.max_steps = state_.budget_steps = steps;
     if (bar_) bar_->set_total(static_cast<double>(steps));
-    log::info("time budget of {:g} min: {} steps at {:.0f} ms a step (measured over {}), evaluations of {:.1f} s",
-              cfg_.train.time_budget, steps, step_seconds * 1e3, measured_steps_, eval_seconds_);
+    log::info("time budget of {:g} min: {} steps at {:.0f} ms a step (measured over {}), evaluations of {:.1f} s{}",
+              cfg_.train.time_budget, steps, step_seconds * 1e3, measured_steps_, eval_seconds_,
+              choice_ ? fmt::format(", multiple choice of {:.1f} s", choice_seconds_) : "");
     warn_about_lengths();
 }
 
@@ -483,6 +525,11 @@ void Trainer::log_step(int64_t step, const StepResult& r, double lr, double seco
             {"loss", r.loss.mean()}, {"accuracy", r.loss.accuracy()}, {"lr", lr},
             {"grad_norm", r.grad_norm}, {"tokens_per_s", tok_s}, {"step_ms", seconds * 1e3}};
         if (epoch_based()) values.emplace_back("epoch", static_cast<double>(epoch_of(step)));
+        if (distilling_) values.emplace_back("kl", r.loss.soft_mean());  // T² · KL to the teacher
+        if (scaler_) {  // the scale after the step, and the steps skipped so far
+            values.emplace_back("loss_scale", scaler_->scale);
+            values.emplace_back("skipped_steps", static_cast<double>(scaler_->skipped_steps));
+        }
         metrics_->write(step, "train", values);
     }
     if (bar_) bar_->update(static_cast<double>(step + 1), fmt::format("loss {:.3f}", r.loss.mean()));
@@ -490,9 +537,10 @@ void Trainer::log_step(int64_t step, const StepResult& r, double lr, double seco
     const auto n = static_cast<double>(phases_.steps);
     const std::string mfu =
         flops_per_token_ > 0 ? fmt::format(" | MFU {:.1f}%", 100 * model_gflops(tok_s) / peak_gflops_) : "";
-    log::info("step {:>6}/{}{} | loss {:.4f} | lr {:.2e} | norm {:.3f} | {:.0f} ms | {:.0f} tok/s{} | data {} "
+    log::info("step {:>6}/{}{} | loss {:.4f}{} | lr {:.2e} | norm {:.3f} | {:.0f} ms | {:.0f} tok/s{} | data {} "
               "fwd+bwd {} opt {} comm {} ms{}",
-              step, total_steps_, epoch_based() ? fmt::format(" (epoch {})", epoch_of(step)) : "", r.loss.mean(), lr,
+              step, total_steps_, epoch_based() ? fmt::format(" (epoch {})", epoch_of(step)) : "", r.loss.mean(),
+              distilling_ ? fmt::format(" | kl {:.4f}", r.loss.soft_mean()) : "", lr,
               r.grad_norm, seconds * 1e3, tok_s, mfu, fmt_ms(phases_.data / n), fmt_ms(phases_.compute / n),
               fmt_ms(phases_.optimizer / n), fmt_ms(phases_.comm / n),
               dp_->buckets() > 0 ? fmt::format(" ({} buckets)", dp_->buckets()) : "");
@@ -548,6 +596,17 @@ void Trainer::evaluate(int64_t step) {
               e.better_than(state_.best_metric, state_.best_loss) ? " (best)" : "");
 }
 
+// Read-only on the model (forward passes; no RNG, no data position): a run evaluates the same
+// with or without it, and resumes exactly.
+void Trainer::evaluate_multiple_choice(int64_t step) {
+    Timer timer;
+    const ChoiceResult r = choice_->evaluate(*model_, ctx_.comm());
+    choice_seconds_ = timer.seconds();
+    if (metrics_) metrics_->write(step, "multiple_choice", MultipleChoiceEval::metrics(r));
+    last_choice_ = MultipleChoiceEval::describe(r);
+    log::info("step {:>6}: {}", step, last_choice_);
+}
+
 // A checkpoint at `step`; with only_best, written as best/ alone (an evaluation that improved
 // on a step that keeps no checkpoint).
 std::string Trainer::save(int64_t step, bool only_best) {
@@ -564,6 +623,11 @@ std::string Trainer::save(int64_t step, bool only_best) {
     }
     state_.step = step;
     state_.data = task_->data_state();
+    if (scaler_) {
+        state_.loss_scale = scaler_->scale;
+        state_.loss_scale_clean_steps = scaler_->clean_steps;
+        state_.skipped_steps = scaler_->skipped_steps;
+    }
     state_.train_seconds = seconds_before_ + seconds_now_;
     const bool best = last_eval_step_ == step && last_eval_->better_than(state_.best_metric, state_.best_loss);
     if (best) {
@@ -612,6 +676,7 @@ void Trainer::finish(TrainSummary& summary) {
     } else {
         // The end: a last evaluation and checkpoint, then final/.
         evaluate(end_step_);
+        if (choice_) evaluate_multiple_choice(end_step_);
         if (epoch_based()) log_epoch(end_step_);
         const bool final_checkpoint = start_step_ < end_step_ || !latest_;
         const std::string dir = final_checkpoint ? save(end_step_) : "";
@@ -629,6 +694,7 @@ void Trainer::finish(TrainSummary& summary) {
     summary.train_loss = last_loss_;
     summary.val_loss = last_eval_ ? last_eval_->loss : std::numeric_limits<double>::quiet_NaN();
     summary.evaluation = last_eval_ ? task_->describe(*last_eval_) : "";
+    summary.multiple_choice = last_choice_;
     summary.tokens_per_s = seconds_now_ > 0 ? tokens_now_ / seconds_now_ : 0;
     if (ctx_.lead() && cfg_.log.plots) summary.plots = write_loss_plots(ctx_.run_dir());
     if (stopped_by_ == 0) write_report(summary);

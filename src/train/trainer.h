@@ -27,6 +27,7 @@ struct TrainSummary {
     double train_loss = 0;    // the last step's
     double val_loss = 0;      // the last evaluation's (NaN: none)
     std::string evaluation;   // the last evaluation as the log shows it (empty: none)
+    std::string multiple_choice;  // the last eval.multiple_choice evaluation, the same way
     double seconds = 0;       // this session
     double tokens_per_s = 0;
     std::vector<std::string> plots;

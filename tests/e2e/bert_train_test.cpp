@@ -1,8 +1,8 @@
-// A BERT encoder end to end through the CLI, as a user runs it: masked-LM pretraining on
-// unlabelled texts learns to fill in masked characters far above what their frequencies give;
-// its checkpoint exports to a Hugging Face BERT directory and imports back unchanged, and
-// `lmforge logits` reads it; a classifier started from it (model.init_from) takes its encoder
-// and learns the labelled texts; bad configurations fail with one line.
+// A BERT encoder end to end through the CLI, as a user runs it, and DistilBERT alike: masked-LM
+// pretraining on unlabelled texts learns to fill in masked characters far above what their
+// frequencies give; its checkpoint exports to a Hugging Face directory and imports back
+// unchanged, and `lmforge logits` reads it; a classifier started from it (model.init_from)
+// takes its encoder and learns the labelled texts; bad configurations fail with one line.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -38,13 +38,24 @@ protected:
                         " --label-field label --max-len 48 --output " + path("cls_data"));
         ASSERT_EQ(o.status, 0) << o.err;
     }
-    std::string model_toml() const {
-        return "[model]\npreset = \"bert-tiny\"\nn_layer = 2\nn_head = 2\nn_embd = 64\nblock_size = 64\n";
+    std::string model_toml(const std::string& preset = "bert-tiny") const {
+        return "[model]\npreset = \"" + preset + "\"\nn_layer = 2\nn_head = 2\nn_embd = 64\nblock_size = 64\n";
     }
     std::string corpus_;
 };
 
-TEST_F(BertTrain, PretrainsExportsImportsAndFineTunes) {
+// A family as the test meets it: its preset, Hugging Face class, and the head's new tensors.
+struct Encoder {
+    std::string preset, masked_lm, new_head;
+};
+
+void PrintTo(const Encoder& e, std::ostream* os) { *os << e.preset; }
+
+class EncoderTrain : public BertTrain, public ::testing::WithParamInterface<Encoder> {};
+
+TEST_P(EncoderTrain, PretrainsExportsImportsAndFineTunes) {
+    const Encoder& family = GetParam();
+    const auto model_toml = [&] { return BertTrain::model_toml(family.preset); };
     const std::string mlm = write("mlm.toml", model_toml() + "[data]\ndir = \"" + path("mlm_data") +
                                                   "\"\n[train]\ntask = \"mlm\"\nbatch_size = 16\nseq_len = 64\n"
                                                   "max_steps = 2000\nthreads = 2\n[optim]\nlr = 3e-3\nwarmup_steps = 20\n"
@@ -78,7 +89,7 @@ TEST_F(BertTrain, PretrainsExportsImportsAndFineTunes) {
     // To Hugging Face and back: the same tensors.
     o = run_lmforge("export --checkpoint " + path("mlm_run/best") + " --hf " + path("hf"));
     ASSERT_EQ(o.status, 0) << o.err;
-    EXPECT_NE(o.out.find("BertForMaskedLM"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find(family.masked_lm), std::string::npos) << o.out;
     // [PAD] follows the run's tokenizer's ids (its characters and end-of-text); transformers
     // would otherwise pad with id 0.
     std::ifstream config_in(path("hf/config.json"));
@@ -103,13 +114,18 @@ TEST_F(BertTrain, PretrainsExportsImportsAndFineTunes) {
                                                   "[run]\ndir = \"" + path("cls_run") + "\"\n");
     o = run_lmforge("train " + cls);
     ASSERT_EQ(o.status, 0) << o.err;
-    EXPECT_NE(o.err.find("(new: bert.pooler.dense.weight, bert.pooler.dense.bias, classifier.weight, classifier.bias)"),
-              std::string::npos)
+    EXPECT_NE(o.err.find("(new: " + family.new_head + ", classifier.weight, classifier.bias)"), std::string::npos)
         << o.err;
     std::ifstream in(path("cls_run/test_report.json"));
     const auto report = nlohmann::json::parse(in);
     EXPECT_GT(report["model"]["accuracy"].get<double>(), 0.9) << report.dump(2);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, EncoderTrain,
+    ::testing::Values(Encoder{"bert-tiny", "(BertForMaskedLM)", "bert.pooler.dense.weight, bert.pooler.dense.bias"},
+                      Encoder{"distilbert-base", "(DistilBertForMaskedLM)", "pre_classifier.weight, pre_classifier.bias"}),
+    [](const auto& info) { return info.param.preset == "bert-tiny" ? std::string("bert") : std::string("distilbert"); });
 
 TEST_F(BertTrain, BadConfigurationsFailWithOneLine) {
     const auto expect_one_line = [&](const std::string& toml, const std::string& needle) {

@@ -7,11 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "backend/gemm.h"
 #include "cli_util.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/hf_gpt2.h"
+#include "core/bf16.h"
+#include "core/fp16.h"
 #include "io/safetensors.h"
 #include "model/pooling.h"
 #include "temp_dir.h"
@@ -35,6 +38,20 @@ std::vector<float> logits_of(Gpt2& model, const std::vector<int32_t>& ids, int64
 
 class HfInterop : public TempDirTest {
 protected:
+    // `lmforge import` of DIR fails with status 2 and one line holding NEEDLE, writing nothing.
+    void expect_import_error(const std::string& dir, const std::string& needle) {
+        const Outcome o = run_lmforge("import --hf " + dir + " --output " + path("out"));
+        EXPECT_EQ(o.status, 2) << o.err;
+        EXPECT_NE(o.err.find(needle), std::string::npos) << o.err;
+        EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+        EXPECT_FALSE(std::filesystem::exists(path("out")));
+    }
+    // A directory NAME with config.json J and the weights of FIXTURE (a directory of kFixtures).
+    std::string with_fixture_weights(const std::string& fixture, const std::string& name, const nlohmann::json& j) {
+        write(name + "/config.json", j.dump());
+        std::filesystem::copy_file(kFixtures + "/" + fixture + "/model.safetensors", path(name + "/model.safetensors"));
+        return path(name);
+    }
     SafetensorsReader expected_{kFixtures + "/gpt2-expected.safetensors"};
     std::vector<int32_t> ids_ = expected_.read_i32("ids");
     std::unique_ptr<backend::Gemm> gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
@@ -91,6 +108,48 @@ TEST_F(HfInterop, CommandsRoundTripThroughACheckpoint) {
     const SafetensorsReader original(kFixtures + "/gpt2-f32/model.safetensors"),
         again(path("hf") + "/model.safetensors");
     for (const std::string& name : original.names()) EXPECT_EQ(again.read_f32(name), original.read_f32(name)) << name;
+}
+
+// export --dtype f16 and bf16 round every weight to nearest even and say so in config.json;
+// import reads them back (widened exactly), and so does a checkpoint's loader (model.init_from):
+// an lmforge checkpoint whose weights are stored in F16.
+TEST_F(HfInterop, HalfPrecisionWeightsGoOutAndComeBack) {
+    ASSERT_EQ(run_lmforge("import --hf " + kFixtures + "/gpt2-f32 --output " + path("ckpt")).status, 0);
+    const SafetensorsReader ckpt(path("ckpt/model.safetensors"));
+    for (const auto& [flag, dtype, torch_name] : {std::tuple{"f16", Dtype::F16, "float16"},
+                                                  std::tuple{"bf16", Dtype::BF16, "bfloat16"}}) {
+        const std::string hf = path(std::string("hf-") + flag), back = path(std::string("back-") + flag);
+        const Outcome exported = run_lmforge("export --checkpoint " + path("ckpt") + " --hf " + hf + " --dtype " + flag);
+        ASSERT_EQ(exported.status, 0) << exported.err;
+        EXPECT_EQ(nlohmann::json::parse(test::slurp(hf + "/config.json"))["torch_dtype"], torch_name);
+        const SafetensorsReader half(hf + "/model.safetensors");
+        ASSERT_EQ(run_lmforge("import --hf " + hf + " --output " + back).status, 0);
+        const SafetensorsReader imported(back + "/model.safetensors");
+        for (const std::string& name : ckpt.names()) {
+            const std::string hf_name = "transformer." + name;
+            ASSERT_EQ(half.info(hf_name).dtype, dtype) << hf_name;
+            std::vector<float> want = ckpt.read_f32(name);
+            for (float& x : want) x = dtype == Dtype::F16 ? from_f16(to_f16(x)) : from_bf16(to_bf16(x));
+            std::vector<float> got(want.size());
+            half.read_float(hf_name, got);
+            EXPECT_EQ(got, want) << flag << " " << name;
+            EXPECT_EQ(imported.read_f32(name), want) << flag << " " << name;
+        }
+    }
+    // A checkpoint stored in F16 (its metadata kept) loads, widened: what model.init_from reads.
+    SafetensorsWriter f16;
+    std::vector<std::vector<uint16_t>> keep;
+    for (const std::string& name : ckpt.names()) {
+        keep.emplace_back();
+        for (const float x : ckpt.read_f32(name)) keep.back().push_back(to_f16(x));
+        f16.add(name, Dtype::F16, ckpt.info(name).shape, keep.back().data());
+    }
+    for (const auto& [key, value] : ckpt.metadata()) f16.add_metadata(key, value);
+    f16.write(path("f16.safetensors"));
+    Gpt2 model(read_model_config(path("f16.safetensors")), *gemm_);
+    load_model_weights(model, path("f16.safetensors"));
+    const ParamSpec& wte = model.layout().find("wte.weight");
+    EXPECT_EQ(model.params()[wte.offset + 5], from_f16(to_f16(ckpt.read_f32("wte.weight")[5])));
 }
 
 TEST_F(HfInterop, ImportReadsTheEmbeddingUnderTheHeadsNameAndSkipsTensorsOfOtherDtypes) {
@@ -215,11 +274,7 @@ TEST_F(HfInterop, ClassNamesSurviveImportAndExport) {
 // One line, exit 2, naming the file and the field or tensor at fault.
 TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     const auto expect_error = [&](const std::string& dir, const std::string& needle) {
-        const Outcome o = run_lmforge("import --hf " + dir + " --output " + path("out"));
-        EXPECT_EQ(o.status, 2) << o.err;
-        EXPECT_NE(o.err.find(needle), std::string::npos) << o.err;
-        EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
-        EXPECT_FALSE(std::filesystem::exists(path("out")));
+        expect_import_error(dir, needle);
     };
     expect_error(path("nothing"), "config.json: cannot open");
 
@@ -275,10 +330,8 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     // BERT: another architecture, another activation, a deeper config than its tensors.
     std::ifstream bert_in(kFixtures + "/bert-mlm/config.json");
     const auto bert = nlohmann::json::parse(bert_in);
-    const auto with_bert_config = [&](const std::string& name, nlohmann::json j) {
-        write(name + "/config.json", j.dump());
-        std::filesystem::copy_file(kFixtures + "/bert-mlm/model.safetensors", path(name + "/model.safetensors"));
-        return path(name);
+    const auto with_bert_config = [&](const std::string& name, const nlohmann::json& j) {
+        return with_fixture_weights("bert-mlm", name, j);
     };
     auto pretraining = bert;
     pretraining["architectures"] = {"BertForPreTraining"};
@@ -293,6 +346,25 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
     deeper_bert["num_hidden_layers"] = 3;
     expect_error(with_bert_config("deeper-bert", deeper_bert),
                  "no tensor 'bert.encoder.layer.2.attention.self.query.weight'");
+}
+
+// DistilBERT: what lmforge does not compute is refused by name; tensors are checked as BERT's.
+TEST_F(HfInterop, BadDistilBertDirectoriesFailWithOneLine) {
+    std::ifstream in(kFixtures + "/distilbert-mlm/config.json");
+    const auto config = nlohmann::json::parse(in);
+    const auto with_change = [&](const std::string& name, const char* key, const nlohmann::json& value) {
+        auto j = config;
+        j[key] = value;
+        return with_fixture_weights("distilbert-mlm", name, j);
+    };
+    expect_import_error(with_change("sinusoidal", "sinusoidal_pos_embds", true),
+                        "sinusoidal_pos_embds = true is not supported");
+    expect_import_error(with_change("relu", "activation", "relu"), "activation = \"relu\" is not supported");
+    expect_import_error(with_change("qa", "architectures", {"DistilBertForQuestionAnswering"}),
+                        "architectures = DistilBertForQuestionAnswering is not supported");
+    expect_import_error(with_change("deeper", "n_layers", 3),
+                        "no tensor 'distilbert.transformer.layer.2.attention.q_lin.weight'");
+    expect_import_error(with_change("odd-width", "dim", 33), "hidden = 33 is not divisible by n_head = 2");
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ TEST_P(TaskResume, ResumingOtherwiseIsOneLineAndChangesNothing) {
     const test::TaskCase other = GetParam().task == "lm" ? test::task_cases()[4] : test::task_cases()[0];
     const std::string other_data = test::prepare_task_data(*this, other, "other-data");
     refused("--set train.task=" + other.task + " --set model.preset=" + other.preset + " --set data.dir=" + other_data +
-                " --set model.block_size=0",
+                " --set model.block_size=0 --set eval.multiple_choice=",
             "a checkpoint of train.task = \"" + GetParam().task + "\", not \"" + other.task + "\"");
     // Another global batch: 3 sequences a micro-batch do not divide the run's.
     refused("--set train.batch_size=3", "is not a multiple of batch_size · processes = 3");

@@ -1,10 +1,12 @@
-// BERT against transformers itself (fixtures of tools/make_hf_fixtures.py): BertForMaskedLM's
-// logits for every position of a padded batch, its masked-LM loss and gradients;
-// BertForSequenceClassification's logits, loss and gradients; in fp32 and, with bf16's
-// tolerances, in mixed precision; and export writing back the very tensors transformers saved.
+// BERT and DistilBERT against transformers itself (fixtures of tools/make_hf_fixtures.py):
+// BertForMaskedLM's and DistilBertForMaskedLM's logits for every position of a padded batch,
+// their masked-LM loss and gradients; the ...ForSequenceClassification logits, loss and
+// gradients; in fp32 and, with bf16's tolerances, in mixed precision; and export writing back
+// the very tensors transformers saved.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <tuple>
 
 #include "backend/gemm.h"
 #include "checkpoint/hf_bert.h"
@@ -28,11 +30,41 @@ struct Tolerance {
     double value, grad;  // absolute on logits and losses; relative to each gradient's largest
 };
 
-class BertGolden : public TempDirTest, public ::testing::WithParamInterface<Precision> {
+// One family's fixtures: DIR-mlm/, DIR-cls/, DIR-expected.safetensors, and the gradients there.
+struct Family {
+    std::string dir;
+    std::vector<std::string> mlm_grads, cls_grads;
+};
+
+const Family kBert{"bert",
+                   {"bert.embeddings.word_embeddings.weight", "bert.embeddings.position_embeddings.weight",
+                    "bert.embeddings.token_type_embeddings.weight", "bert.embeddings.LayerNorm.weight",
+                    "bert.encoder.layer.0.attention.self.query.weight",
+                    "bert.encoder.layer.1.output.LayerNorm.bias", "cls.predictions.bias",
+                    "cls.predictions.transform.dense.weight"},
+                   {"classifier.weight", "classifier.bias", "bert.pooler.dense.weight",
+                    "bert.encoder.layer.0.attention.self.key.weight", "bert.embeddings.word_embeddings.weight",
+                    "bert.embeddings.token_type_embeddings.weight"}};
+const Family kDistilBert{"distilbert",
+                         {"distilbert.embeddings.word_embeddings.weight",
+                          "distilbert.embeddings.position_embeddings.weight", "distilbert.embeddings.LayerNorm.weight",
+                          "distilbert.transformer.layer.0.attention.q_lin.weight",
+                          "distilbert.transformer.layer.1.output_layer_norm.bias", "vocab_projector.bias",
+                          "vocab_transform.weight"},
+                         {"classifier.weight", "classifier.bias", "pre_classifier.weight",
+                          "distilbert.transformer.layer.0.attention.k_lin.weight",
+                          "distilbert.embeddings.word_embeddings.weight"}};
+
+void PrintTo(const Family& f, std::ostream* os) { *os << f.dir; }  // test names, not bytes
+
+class BertGolden : public TempDirTest, public ::testing::WithParamInterface<std::tuple<Family, Precision>> {
 protected:
-    Tolerance tol() const { return GetParam() == Precision::Fp32 ? Tolerance{1e-4, 1e-4} : Tolerance{2e-2, 2e-2}; }
-    void expect_grads(const Bert& model, const std::string& prefix, std::initializer_list<const char*> names) {
-        for (const std::string name : names) {
+    const Family& family() const { return std::get<0>(GetParam()); }
+    Precision precision() const { return std::get<1>(GetParam()); }
+    std::string fixture(const char* kind) const { return kFixtures + "/" + family().dir + "-" + kind; }
+    Tolerance tol() const { return precision() == Precision::Fp32 ? Tolerance{1e-4, 1e-4} : Tolerance{2e-2, 2e-2}; }
+    void expect_grads(const Bert& model, const std::string& prefix, const std::vector<std::string>& names) {
+        for (const std::string& name : names) {
             const ParamSpec& s = model.layout().find(name);
             const auto want = expected_.read_f32(prefix + name);
             const double scale = max_abs(std::span<const float>(want));
@@ -42,17 +74,18 @@ protected:
                 << name;
         }
     }
-    SafetensorsReader expected_{kFixtures + "/bert-expected.safetensors"};
+    SafetensorsReader expected_{fixture("expected.safetensors")};
     std::unique_ptr<backend::Gemm> gemm_ = backend::make_gemm(backend::GemmKind::Onednn);
 };
 
 TEST_P(BertGolden, MaskedLmMatchesTransformers) {
-    const BertConfig cfg = read_hf_bert_config(kFixtures + "/bert-mlm");
+    const BertConfig cfg = read_hf_bert_config(fixture("mlm"));
     EXPECT_EQ(cfg.num_labels, 0);
     EXPECT_EQ(cfg.intermediate, 64);
     EXPECT_FLOAT_EQ(cfg.layer_norm_eps, 1e-12f);
-    Bert model(cfg, *gemm_, GetParam());
-    load_hf_bert_weights(model, kFixtures + "/bert-mlm");
+    EXPECT_EQ(cfg.distil(), family().dir == "distilbert");
+    Bert model(cfg, *gemm_, precision());
+    load_hf_bert_weights(model, fixture("mlm"));
     const int64_t B = 2, T = 13, V = cfg.vocab_size;
     const auto ids = expected_.read_i32("mlm_ids");
     const auto lengths = lengths_of(expected_.read_i32("mlm_mask"), B, T);
@@ -69,18 +102,14 @@ TEST_P(BertGolden, MaskedLmMatchesTransformers) {
     const LossSum loss = model.forward_backward(batch, 1.0f / 8, false);
     EXPECT_NEAR(loss.mean(), expected_.read_f32("mlm_loss")[0], tol().value);
     EXPECT_EQ(loss.count, 8);
-    expect_grads(model, "mlm_grad/",
-                 {"bert.embeddings.word_embeddings.weight", "bert.embeddings.position_embeddings.weight",
-                  "bert.embeddings.token_type_embeddings.weight", "bert.embeddings.LayerNorm.weight",
-                  "bert.encoder.layer.0.attention.self.query.weight", "bert.encoder.layer.1.output.LayerNorm.bias",
-                  "cls.predictions.bias", "cls.predictions.transform.dense.weight"});
+    expect_grads(model, "mlm_grad/", family().mlm_grads);
 }
 
 TEST_P(BertGolden, SequenceClassificationMatchesTransformers) {
-    const BertConfig cfg = read_hf_bert_config(kFixtures + "/bert-cls");
+    const BertConfig cfg = read_hf_bert_config(fixture("cls"));
     ASSERT_EQ(cfg.num_labels, 3);
-    Bert model(cfg, *gemm_, GetParam());
-    load_hf_bert_weights(model, kFixtures + "/bert-cls");
+    Bert model(cfg, *gemm_, precision());
+    load_hf_bert_weights(model, fixture("cls"));
     const int64_t B = 3, T = 13;
     const auto ids = expected_.read_i32("cls_ids");
     const auto lengths = lengths_of(expected_.read_i32("cls_mask"), B, T);
@@ -90,19 +119,20 @@ TEST_P(BertGolden, SequenceClassificationMatchesTransformers) {
     EXPECT_NEAR(loss.mean(), expected_.read_f32("cls_loss")[0], tol().value);
     EXPECT_TRUE(close(std::span<const float>(model.class_logits(), B * 3),
                       std::span<const float>(expected_.read_f32("cls_logits")), 0.0, tol().value));
-    expect_grads(model, "cls_grad/",
-                 {"classifier.weight", "classifier.bias", "bert.pooler.dense.weight",
-                  "bert.encoder.layer.0.attention.self.key.weight", "bert.embeddings.word_embeddings.weight",
-                  "bert.embeddings.token_type_embeddings.weight"});
+    expect_grads(model, "cls_grad/", family().cls_grads);
 }
 
-INSTANTIATE_TEST_SUITE_P(Precisions, BertGolden, ::testing::Values(Precision::Fp32, Precision::Bf16),
-                         [](const auto& info) { return std::string(precision_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(FamiliesAndPrecisions, BertGolden,
+                         ::testing::Combine(::testing::Values(kBert, kDistilBert),
+                                            ::testing::Values(Precision::Fp32, Precision::Bf16)),
+                         [](const auto& info) {
+                             return std::get<0>(info.param).dir + "_" + precision_name(std::get<1>(info.param));
+                         });
 
 // Export writes back every tensor transformers saved, under its names, bit for bit.
 TEST_F(TempDirTest, BertExportWritesTransformersTensors) {
     auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
-    for (const char* dir : {"bert-mlm", "bert-cls"}) {
+    for (const char* dir : {"bert-mlm", "bert-cls", "distilbert-mlm", "distilbert-cls"}) {
         const std::string src = kFixtures + "/" + dir;
         Bert model(read_hf_bert_config(src), *gemm);
         load_hf_bert_weights(model, src);

@@ -1,5 +1,6 @@
 // The whole model against PyTorch (tools/gpt2_reference.py via tools/make_goldens.py): logits,
-// loss and every parameter's gradient for one batch, then 10 AdamW steps with clipping.
+// loss and every parameter's gradient for one batch, then 10 AdamW steps with clipping; in
+// fp32, bf16 and fp16 (GEMM inputs rounded, the steps under loss scaling).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/gemm.h"
+#include "model/fp16_gemm.h"
 #include "distributed/comm_single.h"
 #include "distributed/data_parallel.h"
 #include "io/safetensors.h"
@@ -36,6 +38,19 @@ constexpr Tolerances kFp32{1e-5, 1e-4, 1e-5, 1e-4};
 // leave room for that, and still catch a wrong kernel (errors of order 1) or a stale bf16
 // weight copy.
 constexpr Tolerances kBf16{1e-3, 2e-2, 1e-3, 1e-2};
+// fp16 GEMM inputs (11 significant bits: 2^-12 ≈ 2.4e-4 per element, 8x finer than bf16's),
+// the steps under a loss scale of 2^16 that AdamW divides out again. Measured: 2.8e-4 of the
+// max on logits, 1.0e-3 on the worst gradient, 7e-6 on the step losses, 1.5e-4 on the norms.
+constexpr Tolerances kFp16{2e-4, 4e-3, 2e-4, 2e-3};
+
+// How the model computes: its precision, and for fp16 the GEMM that rounds inputs to fp16.
+enum class Mode { Fp32, Bf16, Fp16 };
+const char* mode_name(Mode m) { return m == Mode::Fp32 ? "fp32" : m == Mode::Bf16 ? "bf16" : "fp16"; }
+std::unique_ptr<backend::Gemm> gemm_for(Mode m) {
+    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    if (m == Mode::Fp16) return std::make_unique<Fp16InputGemm>(std::move(gemm));
+    return gemm;
+}
 
 // A fixture file, and the model it describes with the fixture's weights loaded by Hugging
 // Face name, planned for the fixture's batch.
@@ -45,10 +60,10 @@ struct Golden {
     Gpt2Config cfg;
     int64_t B, T;
     std::vector<int32_t> inputs, targets;
-    std::unique_ptr<backend::Gemm> gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    std::unique_ptr<backend::Gemm> gemm;
     Gpt2 model;
 
-    Golden(const std::string& name, Precision precision)
+    Golden(const std::string& name, Mode mode)
         : file(std::string(LMFORGE_FIXTURES_DIR) + "/gpt2_" + name + ".safetensors"),
           meta(nlohmann::json::parse(file.metadata().at("config"))),
           cfg{meta["n_layer"], meta["n_head"], meta["n_embd"], meta["vocab_size"], meta["block_size"]},
@@ -56,7 +71,8 @@ struct Golden {
           T(meta["T"]),
           inputs(file.read_i32("inputs")),
           targets(file.read_i32("targets")),
-          model(cfg, *gemm, precision) {
+          gemm(gemm_for(mode)),
+          model(cfg, *gemm, mode == Mode::Bf16 ? Precision::Bf16 : Precision::Fp32) {
         for (const ParamSpec& s : model.layout().specs()) {
             file.read("param/" + s.name, model.params().subspan(s.offset, s.numel));
         }
@@ -74,16 +90,16 @@ double scaled_error(std::span<const float> got, std::span<const float> want) {
     return worst / std::max(max_abs(want), 1e-30);
 }
 
-class Gpt2Golden : public ::testing::TestWithParam<std::tuple<std::string, Precision>> {
+class Gpt2Golden : public ::testing::TestWithParam<std::tuple<std::string, Mode>> {
 protected:
     const std::string& fixture() const { return std::get<0>(GetParam()); }
-    Precision precision() const { return std::get<1>(GetParam()); }
-    const Tolerances& tol() const { return precision() == Precision::Bf16 ? kBf16 : kFp32; }
-    std::string tag() const { return fixture() + " " + precision_name(precision()); }
+    Mode mode() const { return std::get<1>(GetParam()); }
+    const Tolerances& tol() const { return mode() == Mode::Bf16 ? kBf16 : mode() == Mode::Fp16 ? kFp16 : kFp32; }
+    std::string tag() const { return fixture() + " " + mode_name(mode()); }
 };
 
 TEST_P(Gpt2Golden, LogitsLossAndGradientsMatchPyTorch) {
-    Golden g(fixture(), precision());
+    Golden g(fixture(), mode());
     Gpt2& model = g.model;
     // Logits come from a forward without targets (with targets, the loss is computed in
     // vocabulary chunks and the full logits never exist). They are (B·T, Vp); the fixture's
@@ -127,7 +143,7 @@ TEST_P(Gpt2Golden, LogitsLossAndGradientsMatchPyTorch) {
 }
 
 TEST_P(Gpt2Golden, TenAdamWStepsWithClippingMatchPyTorch) {
-    Golden g(fixture(), precision());
+    Golden g(fixture(), mode());
     Gpt2& model = g.model;
     // The trainer's own step: forward and backward, norm, clipping folded into AdamW.
     SingleCommunicator comm;
@@ -140,7 +156,7 @@ TEST_P(Gpt2Golden, TenAdamWStepsWithClippingMatchPyTorch) {
     double worst_loss = 0.0, worst_norm = 0.0;
     for (int step = 0; step < steps; step++) {
         const StepResult r = train_step(model, dp, std::span<const Batch>(&batch, 1), g.meta["lr"].get<float>(),
-                                        g.meta["grad_clip"].get<double>());
+                                        g.meta["grad_clip"].get<double>(), mode() == Mode::Fp16 ? 65536.0 : 1.0);
         const double loss = r.loss.mean(), norm = r.grad_norm;
         EXPECT_NEAR(loss, want_losses[step], tol().step_loss_rtol * want_losses[step]) << "step " << step;
         EXPECT_NEAR(norm, want_norms[step], tol().grad_norm_rtol * want_norms[step]) << "step " << step;
@@ -154,9 +170,9 @@ TEST_P(Gpt2Golden, TenAdamWStepsWithClippingMatchPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Gpt2Golden,
                          ::testing::Combine(::testing::Values("tiny", "odd"),
-                                            ::testing::Values(Precision::Fp32, Precision::Bf16)),
+                                            ::testing::Values(Mode::Fp32, Mode::Bf16, Mode::Fp16)),
                          [](const auto& info) {
-                             return std::get<0>(info.param) + "_" + precision_name(std::get<1>(info.param));
+                             return std::get<0>(info.param) + "_" + mode_name(std::get<1>(info.param));
                          });
 
 }  // namespace

@@ -2,6 +2,7 @@
 // resolved dump, and docs/config.md listing every key.
 #include "train/config.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -111,6 +112,29 @@ TEST(Config, ATimeBudgetIsForStepRunsWithWarmUpToMeasureIn) {
     const std::string e = input_error_of([&] { parse(base, {"train.time_budget=5", "optim.warmup_steps=9"}); });
     EXPECT_NE(e.find("optim.warmup_steps = 9 must be at least 10"), std::string::npos) << e;
     EXPECT_EQ(parse(base, {"train.time_budget=5", "optim.warmup_steps=10"}).optim.warmup_steps, 10);
+}
+
+// Multiple-choice items are scored by a GPT-2 language model's likelihoods: another task, or
+// an encoder, is one line naming the key.
+TEST(Config, MultipleChoiceIsForLanguageModelsOnly) {
+    const std::string base = "[data]\ndir = \"d\"\n[eval]\nmultiple_choice = \"hs.jsonl\"\n";
+    EXPECT_EQ(parse(base).eval.multiple_choice, "hs.jsonl");
+    EXPECT_EQ(parse(base).eval.multiple_choice_every, 0);  // eval.every's cadence
+    for (const char* task : {"classify", "mlm", "sft"}) {
+        const std::string e = input_error_of([&] { parse(base, {std::string("train.task=") + task}); });
+        EXPECT_NE(e.find(fmt::format("eval.multiple_choice = \"hs.jsonl\" is for train.task = \"lm\", not \"{}\"", task)),
+                  std::string::npos)
+            << e;
+    }
+    EXPECT_NE(input_error_of([&] { parse(base, {"model.preset=bert-tiny"}); })
+                  .find("needs a GPT-2 model, not the encoder model.preset = \"bert-tiny\""),
+              std::string::npos);
+    EXPECT_NE(input_error_of([&] { parse(base, {"eval.multiple_choice_every=-1"}); })
+                  .find("eval.multiple_choice_every = -1 must not be negative"),
+              std::string::npos);
+    // Without items, the cadence alone is no error for any task.
+    const TrainConfig no_items = parse("[data]\ndir = \"d\"\n", {"train.task=mlm", "eval.multiple_choice_every=5"});
+    EXPECT_EQ(no_items.eval.multiple_choice_every, 5);
 }
 
 TEST(Config, ResolvedDumpParsesBackToTheSame) {

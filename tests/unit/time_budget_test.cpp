@@ -25,6 +25,18 @@ TEST(TimeBudget, EvaluationsAndSamplesTakeTheirShare) {
     EXPECT_EQ(steps_within_budget(f, 100000), 10 + 962);
 }
 
+TEST(TimeBudget, MultipleChoiceEvaluationsTakeTheirShareToo) {
+    const BudgetFigures f{.budget_seconds = 600,
+                          .steps_done = 10,
+                          .step_seconds = 0.5,
+                          .eval_seconds = 10,  // every 100 steps: 0.1 s a step
+                          .eval_every = 100,
+                          .choice_seconds = 20,  // every 50 steps: 0.4 s a step, and one at the end
+                          .choice_every = 50};
+    // (600 - 10 - 20) / (0.5 + 0.1 + 0.4) = 570
+    EXPECT_EQ(steps_within_budget(f, 100000), 10 + 570);
+}
+
 TEST(TimeBudget, ABudgetAlreadySpentEndsAtTheNextStep) {
     BudgetFigures f{.budget_seconds = 60, .spent_seconds = 90, .steps_done = 10, .step_seconds = 2};
     EXPECT_EQ(steps_within_budget(f, 1000), 11);

@@ -1,0 +1,33 @@
+// The GEMMs of train.precision = "fp16" on a CPU without fp16 arithmetic: every product's two
+// inputs are rounded to fp16 (kernels/fp16.h, F16C) and multiplied by the wrapped GEMM with
+// fp32 accumulation — the numbers an fp16 GEMM with fp32 accumulation computes, overflow to
+// infinity included, which dynamic loss scaling (optim/loss_scaler.h) watches for. The model
+// itself runs its fp32 path; outputs, bias and accumulation stay fp32.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backend/gemm.h"
+
+namespace lmforge {
+
+class Fp16InputGemm final : public backend::Gemm {
+public:
+    explicit Fp16InputGemm(std::unique_ptr<backend::Gemm> inner) : inner_(std::move(inner)) {}
+
+    void run(const backend::GemmShape& s, const float* a, const float* b, float* c,
+             const float* bias = nullptr) override;
+    // bf16 inputs are already narrower than fp16: passed through.
+    void run_bf16(const backend::GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
+                  const float* bias = nullptr) override {
+        inner_->run_bf16(s, a, b, c, bias);
+    }
+    std::string_view name() const override { return "fp16 inputs (F16C) + fp32 GEMM"; }
+
+private:
+    std::unique_ptr<backend::Gemm> inner_;
+    std::vector<float> a_, b_;  // the rounded inputs, tight
+};
+
+}  // namespace lmforge

@@ -132,7 +132,8 @@ def jsonl_metrics(run_dir):
             j = json.loads(line)
         except json.JSONDecodeError:
             continue  # a running writer's half line
-        group = "epoch" if "epoch_loss" in j else "train" if "loss" in j else "val"
+        group = ("epoch" if "epoch_loss" in j else "multiple_choice" if "mc_accuracy" in j
+                 else "train" if "loss" in j else "val")
         for k, v in j.items():
             if k != "step" and v is not None:
                 out[(f"{group}/{k}", j["step"])] = v

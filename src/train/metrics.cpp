@@ -58,6 +58,8 @@ std::vector<MetricsLine> read_metrics_lines(const std::string& run_dir) {
         MetricsLine line{j["step"].get<int64_t>(), "val", {}};
         if (j.contains("epoch_loss")) {
             line.group = "epoch";
+        } else if (j.contains("mc_accuracy")) {
+            line.group = "multiple_choice";
         } else if (j.contains("loss")) {
             line.group = "train";
         }

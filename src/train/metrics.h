@@ -39,8 +39,9 @@ private:
 };
 
 // A line of metrics.jsonl as it was written: its step, its group, which follows from its keys
-// (an epoch's tally holds epoch_loss, a training step's loss, an evaluation's neither), and
-// its values, those lmforge wrote as null (not finite) left out.
+// (an epoch's tally holds epoch_loss, eval.multiple_choice's mc_accuracy, a training step's
+// loss, a validation none of them), and its values, those lmforge wrote as null (not finite)
+// left out.
 struct MetricsLine {
     int64_t step = 0;
     std::string group;

@@ -1,6 +1,7 @@
 #include "core/sysinfo.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -22,6 +23,11 @@ std::string cpu_model() {
         }
     }
     return "unknown";
+}
+
+std::string host_name() {
+    char host[256] = {};
+    return ::gethostname(host, sizeof(host) - 1) == 0 ? std::string(host) : std::string("?");
 }
 
 }  // namespace lmforge

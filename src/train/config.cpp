@@ -76,6 +76,9 @@ void visit_config(TrainConfig& c, V&& v) {
     v("log.tensorboard", c.log.tensorboard, "write TensorBoard event files");
     v("log.plots", c.log.plots, "draw loss curves (SVG and PNG) at the end");
     v("log.peak_gflops", c.log.peak_gflops, "the machine's peak GFLOP/s, for the model FLOP utilisation (MFU) in the log; 0: measured at the start (fp32 FMAs, or bf16 dot products where the CPU has them)");
+    v("log.mlflow_uri", c.log.mlflow_uri, "an MLflow tracking server, http:// or https:// (e.g. http://127.0.0.1:5000), that the run logs to: the resolved configuration as params, tags (host, version, commit, task, processes), every metric of metrics.jsonl, the plots and config.toml as artifacts (mlflow server --serve-artifacts) and the end's status; a resumed run continues its MLflow run; a server that is down or refuses costs a warning, never the run; empty: none");
+    v("log.mlflow_experiment", c.log.mlflow_experiment, "the MLflow experiment the run belongs to, created if missing");
+    v("log.run_name", c.log.run_name, "the run's name in MLflow; empty: the run directory's name");
     v("sample.every", c.sample.every, "steps between samples printed during training; 0: none");
     v("sample.tokens", c.sample.tokens, "tokens per sample");
     v("sample.prompt", c.sample.prompt, "text the samples continue; empty: start of a document");
@@ -319,6 +322,19 @@ std::string config_to_toml(const TrainConfig& config) {
     return out;
 }
 
+std::vector<std::pair<std::string, std::string>> config_values(const TrainConfig& config) {
+    TrainConfig c = config;
+    std::vector<std::pair<std::string, std::string>> values;
+    visit_config(c, [&](const char* name, auto& field, const char*) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(field)>, std::string>) {
+            values.emplace_back(name, field);
+        } else {
+            values.emplace_back(name, show(field));
+        }
+    });
+    return values;
+}
+
 namespace {
 
 // The steps that measure the speed must run before the schedule's length matters: in warm-up.
@@ -332,6 +348,19 @@ void validate_time_budget(const TrainConfig& c) {
             fmt::format("must be at least {} with train.time_budget: the steps that measure the speed come before the "
                         "run's length is known",
                         kBudgetCalibrationSteps));
+}
+
+// Only a web address reaches a tracking server over its REST API; a typo of the scheme is
+// caught here rather than as a server that never answers.
+void validate_mlflow(const TrainConfig& c) {
+    const std::string& uri = c.log.mlflow_uri;
+    if (uri.empty()) return;
+    const bool web =
+        (uri.rfind("http://", 0) == 0 && uri.size() > 7) || (uri.rfind("https://", 0) == 0 && uri.size() > 8);
+    require(web, "log.mlflow_uri", show(uri),
+            "must be a tracking server's web address, http://HOST:PORT or https://HOST (a local mlruns directory "
+            "is not written: start mlflow server on it)");
+    require(!c.log.mlflow_experiment.empty(), "log.mlflow_experiment", "\"\"", "must name an experiment");
 }
 
 // A temperature and weights that give a loss, and a teacher where there is to be one.
@@ -438,6 +467,7 @@ void validate_config(const TrainConfig& c) {
     validate_time_budget(c);
     validate_distill(c);
     validate_multiple_choice(c);
+    validate_mlflow(c);
 }
 
 }  // namespace lmforge

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lmforge {
@@ -76,6 +77,9 @@ struct TrainConfig {
         bool tensorboard = true;
         bool plots = true;
         double peak_gflops = 0.0;  // for the MFU figure; 0: measured, peak_gflops(precision)
+        std::string mlflow_uri;    // an MLflow tracking server; empty: none
+        std::string mlflow_experiment = "lmforge";
+        std::string run_name;      // in MLflow; empty: the run directory's name
     } log;
     struct Sample {
         int64_t every = 0;  // steps; 0: none during training
@@ -109,6 +113,9 @@ TrainConfig parse_config(const std::string& toml_text, const std::string& where,
 
 // The configuration as TOML, every key written out: what the run directory keeps.
 std::string config_to_toml(const TrainConfig& c);
+// Every key with its value as text, in documentation order: strings as they are, numbers and
+// booleans as TOML writes them ("optim.lr" = "0.0006"); what a tracking server records.
+std::vector<std::pair<std::string, std::string>> config_values(const TrainConfig& c);
 
 // Range and consistency checks that need no files (InputError naming the key).
 void validate_config(const TrainConfig& c);

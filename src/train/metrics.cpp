@@ -36,8 +36,7 @@ MetricsLog::~MetricsLog() {
     if (file_ != nullptr) std::fclose(file_);
 }
 
-void MetricsLog::write(int64_t step, const std::string& group,
-                       const std::vector<std::pair<std::string, double>>& values) {
+void MetricsLog::write(int64_t step, const std::string& group, const MetricValues& values) {
     nlohmann::ordered_json j = {{"step", step}};
     for (const auto& [k, v] : values) {
         j[k] = std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
@@ -47,6 +46,29 @@ void MetricsLog::write(int64_t step, const std::string& group,
     if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
         throw Error(fmt::format("{}: cannot write", path_), "check free disk space");
     }
+    if (sink_) sink_(step, group, values);
+}
+
+std::vector<MetricsLine> read_metrics_lines(const std::string& run_dir) {
+    std::vector<MetricsLine> lines;
+    std::ifstream in(run_dir + "/metrics.jsonl");
+    for (std::string text; std::getline(in, text);) {
+        const auto j = nlohmann::json::parse(text, nullptr, false);
+        if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer()) continue;
+        MetricsLine line{j["step"].get<int64_t>(), "val", {}};
+        if (j.contains("epoch_loss")) {
+            line.group = "epoch";
+        } else if (j.contains("mc_accuracy")) {
+            line.group = "multiple_choice";
+        } else if (j.contains("loss")) {
+            line.group = "train";
+        }
+        for (const auto& [key, value] : j.items()) {
+            if (key != "step" && value.is_number()) line.values.emplace_back(key, value.get<double>());
+        }
+        lines.push_back(std::move(line));
+    }
+    return lines;
 }
 
 }  // namespace lmforge

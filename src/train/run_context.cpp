@@ -1,7 +1,6 @@
 #include "train/run_context.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -91,9 +90,7 @@ void RunContext::log_to_run_dir() const {
 }
 
 std::string RunContext::describe() const {
-    char host[256] = "?";
-    gethostname(host, sizeof(host) - 1);
-    return fmt::format("on {} ({}), {} process{} ({}) x {} threads, {} ({})", host, cpu_model(), world(),
+    return fmt::format("on {} ({}), {} process{} ({}) x {} threads, {} ({})", host_name(), cpu_model(), world(),
                        world() > 1 ? "es" : "", comm_->name(), backend::max_threads(),
                        fp16_ ? "fp16" : precision_name(precision_), precision_why_);
 }

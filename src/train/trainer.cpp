@@ -16,6 +16,7 @@
 #include "core/file_io.h"
 #include "core/log.h"
 #include "core/progress.h"
+#include "core/sysinfo.h"
 #include "core/timer.h"
 #include "core/version.h"
 #include "data/data_home.h"
@@ -27,6 +28,7 @@
 #include "optim/loss_scaler.h"
 #include "optim/lr_schedule.h"
 #include "train/metrics.h"
+#include "train/mlflow_tracking.h"
 #include "train/model_setup.h"
 #include "train/multiple_choice_eval.h"
 #include "train/plot.h"
@@ -71,6 +73,7 @@ private:
     void start_weights();
     void check_processes_agree();
     void write_records();
+    void start_tracking();
     void log_setup() const;
     void warn_about_lengths() const;
 
@@ -94,6 +97,7 @@ private:
     int stop_agreed();
     double model_gflops(double tokens_per_s);
     void finish(TrainSummary& summary);
+    void end_tracking(const TrainSummary& summary);
     void write_report(TrainSummary& summary);
 
     const TrainConfig& cfg_;
@@ -112,6 +116,7 @@ private:
     std::vector<Batch> batches_;  // the step's micro-batches, reused
     std::string config_toml_, fingerprint_;
     CheckpointFiles hf_files_;  // what makes each checkpoint a Hugging Face directory too
+    std::unique_ptr<MlflowTracker> mlflow_;  // lead only, with log.mlflow_uri
     std::unique_ptr<MetricsLog> metrics_;
     std::unique_ptr<Progress> bar_;
     std::unique_ptr<StopRequest> stop_;
@@ -283,8 +288,28 @@ void Trainer::write_records() {
         write_text_atomic(ctx_.run_dir() + "/config.toml", config_toml_);
         if (tokenizer_) tokenizer_->save(ctx_.run_dir() + "/tokenizer");
         metrics_ = std::make_unique<MetricsLog>(ctx_.run_dir(), cfg_.log.tensorboard, state_.step);
+        if (!cfg_.log.mlflow_uri.empty()) start_tracking();
     });
     ctx_.log_to_run_dir();
+}
+
+// The MLflow run starts on the tracker's own thread; the tags say where this session runs.
+void Trainer::start_tracking() {
+    MlflowPairs tags = {{"host", host_name()}, {"lmforge.version", version()}, {"task", task_->name()},
+                        {"processes", std::to_string(ctx_.world())}, {"mlflow.source.name", "lmforge train"}};
+    if (std::string(git_commit()) != "unknown") tags.emplace_back("lmforge.git_commit", git_commit());
+    const std::string name = std::filesystem::path(ctx_.run_dir()).lexically_normal().filename().string();
+    mlflow_ = std::make_unique<MlflowTracker>(MlflowTracker::Setup{
+        .uri = cfg_.log.mlflow_uri,
+        .experiment = cfg_.log.mlflow_experiment,
+        .run_name = cfg_.log.run_name.empty() ? (name.empty() ? "run" : name) : cfg_.log.run_name,
+        .run_dir = ctx_.run_dir(),
+        .resuming = latest_.has_value(),
+        .params = config_values(cfg_),
+        .tags = tags});
+    metrics_->also_to([this](int64_t step, const std::string& group, const MetricValues& values) {
+        if (mlflow_) mlflow_->add(step, group, values);
+    });
 }
 
 void Trainer::log_setup() const {
@@ -676,7 +701,20 @@ void Trainer::finish(TrainSummary& summary) {
     summary.tokens_per_s = seconds_now_ > 0 ? tokens_now_ / seconds_now_ : 0;
     if (ctx_.lead() && cfg_.log.plots) summary.plots = write_loss_plots(ctx_.run_dir());
     if (stopped_by_ == 0) write_report(summary);
+    end_tracking(summary);
     log::set_file("");
+}
+
+// The MLflow run's end: the plots, and KILLED for a run a signal stopped. (An exception ends it
+// FAILED, as the tracker is destroyed unfinished.)
+void Trainer::end_tracking(const TrainSummary& summary) {
+    if (!mlflow_) return;
+    std::vector<std::string> artifacts;
+    for (const std::string& plot : summary.plots) {
+        artifacts.push_back(std::filesystem::path(plot).lexically_relative(ctx_.run_dir()).generic_string());
+    }
+    mlflow_->finish(stopped_by_ != 0 ? MlflowTracker::End::Killed : MlflowTracker::End::Finished, artifacts);
+    mlflow_.reset();
 }
 
 void Trainer::write_report(TrainSummary& summary) {

@@ -157,6 +157,41 @@ TEST(Config, SetStringsThatAreNotUtf8AreRefused) {
     EXPECT_EQ(parse(config_to_toml(c)).sample.prompt, "caf\xc3\xa9 \xf0\x9f\x99\x82");
 }
 
+TEST(Config, ValuesAreTextAsATrackingServerKeepsThem) {
+    const TrainConfig c = parse("[data]\ndir = \"d d\"\n[optim]\nlr = 0.0006\nwarmup_steps = 7\n[log]\nplots = false\n");
+    const auto values = config_values(c);
+    EXPECT_EQ(values.size(), config_keys().size());
+    const auto value_of = [&](const std::string& key) {
+        for (const auto& [k, v] : values) {
+            if (k == key) return v;
+        }
+        return std::string("(none)");
+    };
+    EXPECT_EQ(value_of("data.dir"), "d d");  // a string as it is, not quoted
+    EXPECT_EQ(value_of("optim.lr"), "0.0006");
+    EXPECT_EQ(value_of("optim.warmup_steps"), "7");
+    EXPECT_EQ(value_of("log.plots"), "false");
+    EXPECT_EQ(value_of("optim.eps"), "1e-08");
+    EXPECT_EQ(value_of("log.mlflow_uri"), "");
+}
+
+TEST(Config, MlflowUriMustBeAWebAddress) {
+    EXPECT_EQ(parse("[data]\ndir = \"d\"\n[log]\nmlflow_uri = \"http://127.0.0.1:5000\"\n").log.mlflow_uri,
+              "http://127.0.0.1:5000");
+    EXPECT_EQ(parse("[data]\ndir = \"d\"\n", {"log.mlflow_uri=https://mlflow.example.org/"}).log.mlflow_uri,
+              "https://mlflow.example.org/");
+    for (const char* bad : {"mlruns", "file:///tmp/mlruns", "127.0.0.1:5000", "http://"}) {
+        EXPECT_NE(input_error_of([&] { parse("[data]\ndir = \"d\"\n", {std::string("log.mlflow_uri=") + bad}); })
+                      .find("log.mlflow_uri = \"" + std::string(bad) + "\" must be a tracking server's web address"),
+                  std::string::npos)
+            << bad;
+    }
+    EXPECT_NE(input_error_of([] {
+                  parse("[data]\ndir = \"d\"\n", {"log.mlflow_uri=http://h:1", "log.mlflow_experiment="});
+              }).find("log.mlflow_experiment"),
+              std::string::npos);
+}
+
 TEST(Config, DocsListEveryKeyWithItsDefault) {
     std::ifstream in(std::string(LMFORGE_SOURCE_DIR) + "/docs/config.md");
     std::stringstream s;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -54,7 +55,10 @@ protected:
             ASSERT_EQ(y.size(), x.size()) << b << " " << key;
             ASSERT_GT(x.size(), 1u);
             for (const auto& [step, value] : x) {
-                EXPECT_NEAR(y.at(step), value, 1e-5 * std::abs(value)) << b << " " << key << " at step " << step;
+                // kl and cos are small differences of terms of order 1 (entropies, unit cosines):
+                // their rounding is of those terms' size, so they are held to 1e-5 of 0.1 at least.
+                const double scale = key == "kl" || key == "cos" ? std::max(std::abs(value), 0.1) : std::abs(value);
+                EXPECT_NEAR(y.at(step), value, 1e-5 * scale) << b << " " << key << " at step " << step;
             }
         }
     }

@@ -26,14 +26,7 @@ BertConfig parse_bert_config(const json& j, const std::string& path) {
     if (const auto model_type = hf_config_field(j, "model_type", std::string(), path); model_type != "bert") {
         fail("model_type", fmt::format("= \"{}\" is not BERT", model_type));
     }
-    std::string arch = "BertForMaskedLM";
-    if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty()) {
-        arch = j["architectures"][0].is_string() ? j["architectures"][0].get<std::string>() : j["architectures"].dump();
-        if (arch != "BertForMaskedLM" && arch != "BertForSequenceClassification") {
-            fail("architectures", fmt::format("= {} is not supported", arch),
-                 "lmforge imports BertForMaskedLM and BertForSequenceClassification");
-        }
-    }
+    const std::string arch = hf_architecture(j, path, {"BertForMaskedLM", "BertForSequenceClassification"});
     const auto integer = [&](const char* field) -> int64_t {
         if (!j.contains(field) || !j[field].is_number_integer()) fail(field, "is missing or not an integer");
         return j[field].get<int64_t>();

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -25,6 +26,18 @@ void add_hf_weight(SafetensorsWriter& w, const std::string& name, const std::vec
     std::vector<uint16_t> narrow(static_cast<size_t>(numel));
     for (int64_t i = 0; i < numel; i++) narrow[i] = dtype == Dtype::F16 ? to_f16(data[i]) : to_bf16(data[i]);
     w.add(name, dtype, shape, narrow.data());
+}
+
+std::string hf_architecture(const json& j, const std::string& path, const std::vector<std::string>& supported) {
+    if (!j.contains("architectures") || !j["architectures"].is_array() || j["architectures"].empty()) {
+        return supported.front();
+    }
+    const json& first = j["architectures"][0];
+    const std::string arch = first.is_string() ? first.get<std::string>() : j["architectures"].dump();
+    if (std::find(supported.begin(), supported.end(), arch) != supported.end()) return arch;
+    std::string names = supported.front();
+    for (size_t i = 1; i < supported.size(); i++) names += (i + 1 == supported.size() ? " and " : ", ") + supported[i];
+    throw InputError(fmt::format("{}: architectures = {} is not supported", path, arch), "lmforge imports " + names);
 }
 
 const char* hf_torch_dtype(Dtype dtype) {

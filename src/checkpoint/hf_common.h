@@ -82,6 +82,10 @@ void read_hf_tensor(const HfWeights& weights, const std::string& name, const Par
 // unless it equals the parameter `spec` already read into params.
 void check_tied_copy(const HfWeights& weights, const std::string& name, const ParamSpec& spec, const float* params);
 
+// The class config.json J names first in "architectures" (SUPPORTED[0] where it names none);
+// InputError naming PATH and listing SUPPORTED for any other.
+std::string hf_architecture(const nlohmann::json& j, const std::string& path, const std::vector<std::string>& supported);
+
 // num_labels as transformers writes it: the size of id2label, else num_labels, else 2; an
 // InputError for a problem_type other than single-label classification.
 int64_t hf_num_labels(const nlohmann::json& config, const std::string& path);

@@ -11,20 +11,6 @@ using json = nlohmann::json;
 
 namespace {
 
-// The architecture config.json names (the masked LM where it names none); InputError for others.
-std::string distilbert_architecture(const json& j, const std::string& path) {
-    if (!j.contains("architectures") || !j["architectures"].is_array() || j["architectures"].empty()) {
-        return "DistilBertForMaskedLM";
-    }
-    const json& first = j["architectures"][0];
-    const std::string arch = first.is_string() ? first.get<std::string>() : first.dump();
-    if (arch != "DistilBertForMaskedLM" && arch != "DistilBertForSequenceClassification") {
-        throw InputError(fmt::format("{}: architectures = {} is not supported", path, arch),
-                         "lmforge imports DistilBertForMaskedLM and DistilBertForSequenceClassification");
-    }
-    return arch;
-}
-
 // Refuses what lmforge does not compute: another activation, sinusoidal positions, an untied
 // projector. DistilBERT's LayerNorm epsilon is fixed at 1e-12 in transformers, not configured.
 void check_distilbert_computes(const json& j, const std::string& path) {
@@ -44,7 +30,8 @@ void check_distilbert_computes(const json& j, const std::string& path) {
 }  // namespace
 
 BertConfig parse_hf_distilbert_config(const json& j, const std::string& path) {
-    const std::string arch = distilbert_architecture(j, path);
+    const std::string arch =
+        hf_architecture(j, path, {"DistilBertForMaskedLM", "DistilBertForSequenceClassification"});
     check_distilbert_computes(j, path);
     const auto integer = [&](const char* field, int64_t fallback) {
         return hf_config_field(j, field, fallback, path);

@@ -39,14 +39,8 @@ Gpt2Config parse_gpt2_config(const json& j, const std::string& path) {
         fail("model_type", fmt::format("= \"{}\" is not supported", model_type),
              "lmforge imports GPT-2 (model_type \"gpt2\") models");
     }
-    std::string arch = "GPT2LMHeadModel";
-    if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty()) {
-        arch = j["architectures"][0].is_string() ? j["architectures"][0].get<std::string>() : j["architectures"].dump();
-        if (arch != "GPT2LMHeadModel" && arch != "GPT2Model" && arch != "GPT2ForSequenceClassification") {
-            fail("architectures", fmt::format("= {} is not supported", arch),
-                 "lmforge imports GPT2LMHeadModel, GPT2Model and GPT2ForSequenceClassification");
-        }
-    }
+    const std::string arch =
+        hf_architecture(j, path, {"GPT2LMHeadModel", "GPT2Model", "GPT2ForSequenceClassification"});
     const auto integer = [&](const char* field) -> int64_t {
         if (!j.contains(field) || !j[field].is_number_integer()) fail(field, "is missing or not an integer");
         return j[field].get<int64_t>();

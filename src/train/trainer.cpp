@@ -456,18 +456,16 @@ void Trainer::train_one_step(int64_t step) {
 void Trainer::check_step(int64_t step, const StepResult& r) {
     const double loss = r.loss.mean();
     const bool finite = std::isfinite(r.grad_norm);
-    if (std::isfinite(loss) && (finite || scaler_)) {
-        if (!scaler_) return;
-        const double scale = scaler_->scale;
-        if (!scaler_->after_step(finite)) {
-            log::info("step {:>6}: the gradients overflowed at loss scale {:g}: step skipped, the scale halved", step,
-                      scale);
-        }
-        return;
+    if (!std::isfinite(loss) || (!finite && !scaler_)) {
+        throw Error(fmt::format("step {}: the {} is {}", step, std::isfinite(loss) ? "gradient norm" : "loss",
+                                std::isfinite(loss) ? r.grad_norm : loss),
+                    "lower optim.lr or raise warm-up");
     }
-    throw Error(fmt::format("step {}: the {} is {}", step, std::isfinite(loss) ? "gradient norm" : "loss",
-                            std::isfinite(loss) ? r.grad_norm : loss),
-                "lower optim.lr or raise warm-up");
+    const double scale = scaler_ ? scaler_->scale : 0;
+    if (scaler_ && !scaler_->after_step(finite)) {
+        log::info("step {:>6}: the gradients overflowed at loss scale {:g}: step skipped, the scale halved", step,
+                  scale);
+    }
 }
 
 // The untrained model's samples, for the end's before-and-after (lm; sample.count of them).

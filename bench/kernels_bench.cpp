@@ -109,14 +109,14 @@ void attention_case(benchmark::State& state, bool backward) {
     const int64_t B = state.range(0), T = state.range(1), C = state.range(2), NH = state.range(3);
     const auto qkv = random_buffer(B * T * 3 * C, 3), dout = random_buffer(B * T * C, 4);
     AlignedBuffer<float> out(B * T * C), lse(B * NH * T), dqkv(B * T * 3 * C);
-    kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
+    kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NH);
     double seconds = 0;
     for (auto _ : state) {
         timed(state, seconds, [&] {
             if (backward) {
-                kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH);
+                kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH, NH);
             } else {
-                kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
+                kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NH);
             }
         });
     }

@@ -1,5 +1,5 @@
-// Work splits over (batch, head, query tile) in forward and over (batch, head) in backward, so
-// each thread owns whole rows of its outputs. A query tile meets the keys in blocks, as many
+// Work splits over (batch, head, query tile) in forward and over (batch, key/value head) in
+// backward, so each thread owns whole rows of its outputs. A query tile meets the keys in blocks, as many
 // of each block as its rows may see; every product of a (query tile, key block) pair — S = Q·Kᵀ,
 // O += P·V, dP = dO·Vᵀ, dQ += dS·K, dK += dSᵀ·Q, dV += Pᵀ·dO — is a small GEMM run on the
 // calling thread (backend::tile_gemm), so the inner loops are oneDNN's JIT kernels; only the
@@ -73,8 +73,8 @@ void throw_if_failed(const std::atomic<bool>& failed) {
 }  // namespace
 
 void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
-                       const AttentionMask& mask) {
-    const int64_t HS = C / NH, C3 = 3 * C;
+                       int64_t NKV, const AttentionMask& mask) {
+    const int64_t HS = C / NH, C3 = C + 2 * NKV * HS, KVC = NKV * HS, group = NH / NKV;
     const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
     const int64_t num_tiles = (T + kTile - 1) / kTile;
     backend::prepare_tile_gemm();
@@ -98,8 +98,8 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
                     std::fill_n(row_sum, nq, 0.0f);
                     for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
                         const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
-                        const float* k = qkv + (b * T + j0) * C3 + C + h * HS;
-                        const float* v = k + C;
+                        const float* k = qkv + (b * T + j0) * C3 + C + h / group * HS;
+                        const float* v = k + KVC;
                         tile_gemm(nq, nk, HS, scale, q, {false, C3}, k, {true, C3}, 0.0f, s, kKeyBlock);
                         for (int64_t r = 0; r < nq; r++) {
                             float* sr = s + r * kKeyBlock;
@@ -146,8 +146,8 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
 }
 
 void attention_backward(float* dqkv, const float* dout, const float* out, const float* lse, const float* qkv,
-                        int64_t B, int64_t T, int64_t C, int64_t NH, const AttentionMask& mask) {
-    const int64_t HS = C / NH, C3 = 3 * C;
+                        int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask) {
+    const int64_t HS = C / NH, C3 = C + 2 * NKV * HS, KVC = NKV * HS, group = NH / NKV;
     const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
     const int64_t num_tiles = (T + kTile - 1) / kTile;
 
@@ -164,55 +164,59 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
         float* ds = thread_scratch(ds_block, kTile * kKeyBlock, no_scratch);
 #pragma omp for collapse(2) schedule(dynamic)
         for (int64_t b = 0; b < B; b++) {
-            for (int64_t h = 0; h < NH; h++) {
+            // One thread owns a key/value head and every query head of its group, so the
+            // group's contributions to dK and dV add up without any two threads writing them.
+            for (int64_t kvh = 0; kvh < NKV; kvh++) {
                 if (p == nullptr || ds == nullptr) continue;
-                const float* row_lse = lse + (b * NH + h) * T;
                 const int64_t kl = key_len_of(mask, b, T);
-                for (int64_t qt = num_tiles - 1; qt >= 0; qt--) {
-                    const int64_t i0 = qt * kTile, nq = std::min(T, i0 + kTile) - i0;
-                    const float* q = qkv + (b * T + i0) * C3 + h * HS;
-                    const float* dO = dout + (b * T + i0) * C + h * HS;
-                    float* dq = dqkv + (b * T + i0) * C3 + h * HS;
-                    float rowdot[kTile];  // rowsum(dO ∘ O) of each query row
-                    for (int64_t r = 0; r < nq; r++) {
-                        const float* o = out + (b * T + i0 + r) * C + h * HS;
-                        float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-                        for (int64_t d = 0; d < HS; d++) sum += dO[r * C + d] * o[d];
-                        rowdot[r] = sum;
-                    }
-                    const int64_t tile_key_end = key_end(mask, i0 + nq - 1, kl);
-                    for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
-                        const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
-                        const float* k = qkv + (b * T + j0) * C3 + C + h * HS;
-                        const float* v = k + C;
-                        float* dk = dqkv + (b * T + j0) * C3 + C + h * HS;
-                        float* dv = dk + C;
-                        tile_gemm(nq, nk, HS, scale, q, {false, C3}, k, {true, C3}, 0.0f, p, kKeyBlock);
-                        tile_gemm(nq, nk, HS, 1.0f, dO, {false, C}, v, {true, C3}, 0.0f, ds, kKeyBlock);  // dP
+                for (int64_t h = kvh * group; h < (kvh + 1) * group; h++) {
+                    const float* row_lse = lse + (b * NH + h) * T;
+                    for (int64_t qt = num_tiles - 1; qt >= 0; qt--) {
+                        const int64_t i0 = qt * kTile, nq = std::min(T, i0 + kTile) - i0;
+                        const float* q = qkv + (b * T + i0) * C3 + h * HS;
+                        const float* dO = dout + (b * T + i0) * C + h * HS;
+                        float* dq = dqkv + (b * T + i0) * C3 + h * HS;
+                        float rowdot[kTile];  // rowsum(dO ∘ O) of each query row
                         for (int64_t r = 0; r < nq; r++) {
-                            float* pr = p + r * kKeyBlock;
-                            float* dsr = ds + r * kKeyBlock;
-                            const int64_t nvalid = visible_keys(mask, i0 + r, kl, j0, nk);
-                            const float m = row_lse[i0 + r], D = rowdot[r];
-#pragma omp simd
-                            for (int64_t j = 0; j < nk; j++) {
-                                const float pj = j < nvalid ? fast_exp(pr[j] - m) : 0.0f;
-                                pr[j] = pj;
-                                dsr[j] = pj * (dsr[j] - D) * scale;
-                            }
+                            const float* o = out + (b * T + i0 + r) * C + h * HS;
+                            float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+                            for (int64_t d = 0; d < HS; d++) sum += dO[r * C + d] * o[d];
+                            rowdot[r] = sum;
                         }
-                        const float first_q = j0 == 0 ? 0.0f : 1.0f;
-                        const float first_kv = qt == num_tiles - 1 ? 0.0f : 1.0f;
-                        tile_gemm(nq, HS, nk, 1.0f, ds, {false, kKeyBlock}, k, {false, C3}, first_q, dq, C3);
-                        tile_gemm(nk, HS, nq, 1.0f, ds, {true, kKeyBlock}, q, {false, C3}, first_kv, dk, C3);
-                        tile_gemm(nk, HS, nq, 1.0f, p, {true, kKeyBlock}, dO, {false, C}, first_kv, dv, C3);
+                        const int64_t tile_key_end = key_end(mask, i0 + nq - 1, kl);
+                        for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
+                            const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
+                            const float* k = qkv + (b * T + j0) * C3 + C + kvh * HS;
+                            const float* v = k + KVC;
+                            float* dk = dqkv + (b * T + j0) * C3 + C + kvh * HS;
+                            float* dv = dk + KVC;
+                            tile_gemm(nq, nk, HS, scale, q, {false, C3}, k, {true, C3}, 0.0f, p, kKeyBlock);
+                            tile_gemm(nq, nk, HS, 1.0f, dO, {false, C}, v, {true, C3}, 0.0f, ds, kKeyBlock);  // dP
+                            for (int64_t r = 0; r < nq; r++) {
+                                float* pr = p + r * kKeyBlock;
+                                float* dsr = ds + r * kKeyBlock;
+                                const int64_t nvalid = visible_keys(mask, i0 + r, kl, j0, nk);
+                                const float m = row_lse[i0 + r], D = rowdot[r];
+#pragma omp simd
+                                for (int64_t j = 0; j < nk; j++) {
+                                    const float pj = j < nvalid ? fast_exp(pr[j] - m) : 0.0f;
+                                    pr[j] = pj;
+                                    dsr[j] = pj * (dsr[j] - D) * scale;
+                                }
+                            }
+                            const float first_q = j0 == 0 ? 0.0f : 1.0f;
+                            const float first_kv = h == kvh * group && qt == num_tiles - 1 ? 0.0f : 1.0f;
+                            tile_gemm(nq, HS, nk, 1.0f, ds, {false, kKeyBlock}, k, {false, C3}, first_q, dq, C3);
+                            tile_gemm(nk, HS, nq, 1.0f, ds, {true, kKeyBlock}, q, {false, C3}, first_kv, dk, C3);
+                            tile_gemm(nk, HS, nq, 1.0f, p, {true, kKeyBlock}, dO, {false, C}, first_kv, dv, C3);
+                        }
                     }
                 }
                 for (int64_t j = key_end(mask, T - 1, kl); j < T; j++) {  // keys no query sees
-                    float* dk = dqkv + (b * T + j) * C3 + C + h * HS;
+                    float* dk = dqkv + (b * T + j) * C3 + C + kvh * HS;
                     std::fill_n(dk, HS, 0.0f);
-                    std::fill_n(dk + C, HS, 0.0f);
+                    std::fill_n(dk + KVC, HS, 0.0f);
                 }
             }
         }

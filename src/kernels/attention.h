@@ -17,16 +17,21 @@ struct AttentionMask {
     const int32_t* key_len = nullptr;  // (B)
 };
 
-// qkv (B, T, 3C): q, k, v side by side, each C wide; head h owns channels [h·HS, (h+1)·HS)
-// of each, HS = C / NH. out (B, T, C): heads side by side.
+// Grouped-query attention (https://arxiv.org/abs/2305.13245): NH query heads of HS = C / NH
+// channels share NKV key/value heads (NKV divides NH), query head h reading key/value head
+// h / (NH / NKV). NKV = NH is multi-head attention (GPT-2, BERT); NKV = 1 multi-query.
+// qkv (B, T, C + 2·KVC), KVC = NKV·HS: q (C), k (KVC), v (KVC) side by side; query head h owns
+// channels [h·HS, (h+1)·HS) of q, key/value head g [g·HS, (g+1)·HS) of k and of v.
+// out (B, T, C): heads side by side.
 // lse (B, NH, T): log-sum-exp of row t's scaled scores over its visible keys, saved for backward.
 void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T,
-                       int64_t C, int64_t NH, const AttentionMask& mask = {});
+                       int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask = {});
 
-// Writes (=) dqkv (B, T, 3C): every element is overwritten, so it needs no zeroing. dout, out: (B, T, C); lse and qkv as saved.
-// Keys no query sees get zero gradients. The mask must be the forward's.
+// Writes (=) dqkv (B, T, C + 2·KVC): every element is overwritten, so it needs no zeroing.
+// dout, out: (B, T, C); lse and qkv as saved. A key/value head's gradient is the sum over its
+// group of query heads. Keys no query sees get zero gradients. The mask must be the forward's.
 void attention_backward(float* dqkv, const float* dout, const float* out, const float* lse,
-                        const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
+                        const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV,
                         const AttentionMask& mask = {});
 
 }  // namespace lmforge::kernels

@@ -11,8 +11,8 @@
 namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 void attention_decode(float* out, const float* q, const float* kcache, const float* vcache, int64_t n,
-                      int64_t stride, int64_t C, int64_t NH, float* scratch) {
-    const int64_t HS = C / NH;
+                      int64_t stride, int64_t C, int64_t NH, int64_t NKV, float* scratch) {
+    const int64_t HS = C / NH, group = NH / NKV;
     const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
 #pragma omp parallel for schedule(static)
     for (int64_t h = 0; h < NH; h++) {
@@ -20,7 +20,7 @@ void attention_decode(float* out, const float* q, const float* kcache, const flo
         float* s = scratch + h * n;
         float max = -std::numeric_limits<float>::infinity();
         for (int64_t j = 0; j < n; j++) {
-            const float* k = kcache + j * stride + h * HS;
+            const float* k = kcache + j * stride + h / group * HS;
             float dot = 0.0f;
 #pragma omp simd reduction(+ : dot)
             for (int64_t d = 0; d < HS; d++) dot += qh[d] * k[d];
@@ -37,7 +37,7 @@ void attention_decode(float* out, const float* q, const float* kcache, const flo
         std::fill_n(o, HS, 0.0f);
         for (int64_t j = 0; j < n; j++) {
             const float p = s[j] / sum;
-            const float* v = vcache + j * stride + h * HS;
+            const float* v = vcache + j * stride + h / group * HS;
 #pragma omp simd
             for (int64_t d = 0; d < HS; d++) o[d] += p * v[d];
         }

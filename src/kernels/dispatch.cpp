@@ -106,16 +106,16 @@ LMFORGE_KERNEL(void, adamw_update,
 // attention.h, attention_decode.h
 LMFORGE_KERNEL(void, attention_forward,
                (float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
-                const AttentionMask& mask),
-               (out, lse, qkv, B, T, C, NH, mask))
+                int64_t NKV, const AttentionMask& mask),
+               (out, lse, qkv, B, T, C, NH, NKV, mask))
 LMFORGE_KERNEL(void, attention_backward,
                (float* dqkv, const float* dout, const float* out, const float* lse, const float* qkv, int64_t B,
-                int64_t T, int64_t C, int64_t NH, const AttentionMask& mask),
-               (dqkv, dout, out, lse, qkv, B, T, C, NH, mask))
+                int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask),
+               (dqkv, dout, out, lse, qkv, B, T, C, NH, NKV, mask))
 LMFORGE_KERNEL(void, attention_decode,
                (float* out, const float* q, const float* kcache, const float* vcache, int64_t n, int64_t stride,
-                int64_t C, int64_t NH, float* scratch),
-               (out, q, kcache, vcache, n, stride, C, NH, scratch))
+                int64_t C, int64_t NH, int64_t NKV, float* scratch),
+               (out, q, kcache, vcache, n, stride, C, NH, NKV, scratch))
 
 // bf16.h, classifier.h, encoder.h
 LMFORGE_KERNEL(void, to_bf16, (bf16 * out, const float* in, int64_t n), (out, in, n))

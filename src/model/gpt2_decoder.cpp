@@ -54,7 +54,7 @@ const float* Gpt2Decoder::step(int32_t token) {
         matmul_forward(gemm_, qkv_.data(), ln_.data(), p.c_attn_weight, p.c_attn_bias, 1, C, 3 * C);
         std::memcpy(kc + t * C, qkv_.data() + C, sizeof(float) * C);  // this position's key ...
         std::memcpy(vc + t * C, qkv_.data() + 2 * C, sizeof(float) * C);  // ... and value
-        attention_decode(att_.data(), qkv_.data(), kc, vc, t + 1, C, C, c.n_head, scratch_.data());
+        attention_decode(att_.data(), qkv_.data(), kc, vc, t + 1, C, C, c.n_head, c.n_head, scratch_.data());
         matmul_forward(gemm_, proj_.data(), att_.data(), p.attn_c_proj_weight, p.attn_c_proj_bias, 1, C, C);
         residual_forward(x, x, proj_.data(), C);
         layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, p.ln_2_weight, p.ln_2_bias, 1, C);

@@ -1,4 +1,5 @@
-// Self-attention, causal (GPT-2) and bidirectional with padding (BERT): finite differences on
+// Self-attention, causal (GPT-2) and bidirectional with padding (BERT), multi-head and
+// grouped-query (Llama): finite differences on
 // the twin; the tiled online-softmax kernel against the textbook twin, on lengths that cross
 // and miss the tile edges.
 #include "kernels/attention.h"
@@ -16,12 +17,12 @@ TEST(AttentionGrad, FiniteDifferences) {
     auto qkv = random_vector<double>(B * T * 3 * C, 1);
     const auto dout = random_vector<double>(B * T * C, 2);
     std::vector<double> out(B * T * C), lse(B * NH * T), dqkv(qkv.size());
-    kernels::ref::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
+    kernels::ref::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NH);
     kernels::ref::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(),
-                                     B, T, C, NH);
+                                     B, T, C, NH, NH);
     const auto loss = [&] {
         std::vector<double> o(B * T * C), l(B * NH * T);
-        kernels::ref::attention_forward(o.data(), l.data(), qkv.data(), B, T, C, NH);
+        kernels::ref::attention_forward(o.data(), l.data(), qkv.data(), B, T, C, NH, NH);
         return dot(o, dout);
     };
     expect_matches_finite_differences({{"qkv", &qkv, &dqkv}}, loss);
@@ -35,15 +36,72 @@ TEST(AttentionGrad, FiniteDifferencesBidirectionalWithPadding) {
         auto qkv = random_vector<double>(B * T * 3 * C, 5);
         const auto dout = random_vector<double>(B * T * C, 6);
         std::vector<double> out(B * T * C), lse(B * NH * T), dqkv(qkv.size());
-        kernels::ref::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, mask);
-        kernels::ref::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH,
+        kernels::ref::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NH, mask);
+        kernels::ref::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH, NH,
                                          mask);
         const auto loss = [&] {
             std::vector<double> o(B * T * C), l(B * NH * T);
-            kernels::ref::attention_forward(o.data(), l.data(), qkv.data(), B, T, C, NH, mask);
+            kernels::ref::attention_forward(o.data(), l.data(), qkv.data(), B, T, C, NH, NH, mask);
             return dot(o, dout);
         };
         expect_matches_finite_differences({{"qkv", &qkv, &dqkv}}, loss);
+    }
+}
+
+// Grouped-query attention: 6 query heads share 3 or 1 key/value heads (dK, dV sum the group).
+TEST(AttentionGrad, FiniteDifferencesGroupedQuery) {
+    const int64_t B = 2, T = 4, NH = 6, HS = 2, C = NH * HS;
+    for (const int64_t NKV : {3, 1}) {
+        auto qkv = random_vector<double>(B * T * (C + 2 * NKV * HS), 11);
+        const auto dout = random_vector<double>(B * T * C, 12);
+        std::vector<double> out(B * T * C), lse(B * NH * T), dqkv(qkv.size());
+        kernels::ref::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NKV);
+        kernels::ref::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH,
+                                         NKV);
+        const auto loss = [&] {
+            std::vector<double> o(B * T * C), l(B * NH * T);
+            kernels::ref::attention_forward(o.data(), l.data(), qkv.data(), B, T, C, NH, NKV);
+            return dot(o, dout);
+        };
+        expect_matches_finite_differences({{"qkv", &qkv, &dqkv}}, loss);
+    }
+}
+
+// Grouped-query attention is multi-head attention with each key/value head repeated over its
+// group: the twin on repeated heads gives the same outputs, and the repeated heads' gradients
+// summed over the group give the grouped ones.
+TEST(AttentionTwin, GroupedQueryEqualsRepeatedKeyValueHeads) {
+    const int64_t B = 2, T = 5, NH = 4, NKV = 2, HS = 3, C = NH * HS, KVC = NKV * HS, G = NH / NKV;
+    const auto qkv = random_vector<double>(B * T * (C + 2 * KVC), 13);
+    const auto dout = random_vector<double>(B * T * C, 14);
+    std::vector<double> full(B * T * 3 * C);
+    for (int64_t n = 0; n < B * T; n++) {
+        const double* g = qkv.data() + n * (C + 2 * KVC);
+        double* f = full.data() + n * 3 * C;
+        std::copy_n(g, C, f);
+        for (int64_t h = 0; h < NH; h++) {
+            std::copy_n(g + C + h / G * HS, HS, f + C + h * HS);
+            std::copy_n(g + C + KVC + h / G * HS, HS, f + 2 * C + h * HS);
+        }
+    }
+    std::vector<double> out(B * T * C), lse(B * NH * T), out_f(out.size()), lse_f(lse.size());
+    kernels::ref::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NKV);
+    kernels::ref::attention_forward(out_f.data(), lse_f.data(), full.data(), B, T, C, NH, NH);
+    for (size_t i = 0; i < out.size(); i++) EXPECT_NEAR(out[i], out_f[i], 1e-12);
+    std::vector<double> dqkv(qkv.size()), dfull(full.size());
+    kernels::ref::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH, NKV);
+    kernels::ref::attention_backward(dfull.data(), dout.data(), out_f.data(), lse_f.data(), full.data(), B, T, C, NH,
+                                     NH);
+    for (int64_t n = 0; n < B * T; n++) {
+        for (int64_t part = 1; part <= 2; part++) {  // k, then v
+            for (int64_t g = 0; g < NKV; g++) {
+                for (int64_t d = 0; d < HS; d++) {
+                    double sum = 0;
+                    for (int64_t h = g * G; h < (g + 1) * G; h++) sum += dfull[n * 3 * C + part * C + h * HS + d];
+                    EXPECT_NEAR(dqkv[n * (C + 2 * KVC) + C + (part - 1) * KVC + g * HS + d], sum, 1e-12);
+                }
+            }
+        }
     }
 }
 
@@ -54,13 +112,13 @@ TEST(AttentionTwin, PaddedKeysChangeNothingAndGetZeroGradient) {
     const int32_t key_len[1] = {real};
     std::vector<double> out(T * C), lse(NH * T), out_short(real * C), lse_short(NH * real);
     std::vector<double> qkv_short(qkv.begin(), qkv.begin() + real * 3 * C);
-    kernels::ref::attention_forward(out.data(), lse.data(), qkv.data(), 1, T, C, NH, {false, key_len});
-    kernels::ref::attention_forward(out_short.data(), lse_short.data(), qkv_short.data(), 1, real, C, NH, {false});
+    kernels::ref::attention_forward(out.data(), lse.data(), qkv.data(), 1, T, C, NH, NH, {false, key_len});
+    kernels::ref::attention_forward(out_short.data(), lse_short.data(), qkv_short.data(), 1, real, C, NH, NH, {false});
     for (int64_t i = 0; i < real * C; i++) EXPECT_NEAR(out[i], out_short[i], 1e-12);
     // Padded query rows attend to the real keys: the same softmax inputs as any other row.
     std::vector<double> dqkv(qkv.size());
     kernels::ref::attention_backward(dqkv.data(), random_vector<double>(T * C, 8).data(), out.data(), lse.data(),
-                                     qkv.data(), 1, T, C, NH, {false, key_len});
+                                     qkv.data(), 1, T, C, NH, NH, {false, key_len});
     for (int64_t t = real; t < T; t++)
         for (int64_t c = C; c < 3 * C; c++) EXPECT_EQ(dqkv[t * 3 * C + c], 0.0) << "key/value row " << t;
 }
@@ -78,18 +136,43 @@ TEST(AttentionTwin, KernelMatchesTwinOnRemainderShapes) {
         std::vector<float> out(B * T * C), lse(B * NH * T);
         std::vector<double> out_r(out.size()), lse_r(lse.size());
         const auto qkv_r = convert<double>(qkv);
-        kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
-        kernels::ref::attention_forward(out_r.data(), lse_r.data(), qkv_r.data(), B, T, C, NH);
+        kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NH);
+        kernels::ref::attention_forward(out_r.data(), lse_r.data(), qkv_r.data(), B, T, C, NH, NH);
         EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << "T=" << T << " C=" << C;
         EXPECT_TRUE(close(lse, lse_r, kTwinRtol, kTwinAtol)) << "T=" << T << " C=" << C;
         // NaN where the kernel must write: an element it skips fails the comparison.
         std::vector<float> dqkv(qkv.size(), std::numeric_limits<float>::quiet_NaN());
         std::vector<double> dqkv_r(qkv.size());
         kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(),
-                                    B, T, C, NH);
+                                    B, T, C, NH, NH);
         kernels::ref::attention_backward(dqkv_r.data(), convert<double>(dout).data(), out_r.data(),
-                                         lse_r.data(), qkv_r.data(), B, T, C, NH);
+                                         lse_r.data(), qkv_r.data(), B, T, C, NH, NH);
         EXPECT_TRUE(close(dqkv, dqkv_r, 1e-4, 1e-4)) << "T=" << T << " C=" << C;
+    }
+}
+
+TEST(AttentionTwin, KernelMatchesTwinGroupedQuery) {
+    struct Shape { int64_t B, T, NH, NKV, HS; };
+    // Groups of 2, 3 and 8 query heads (one key/value head: multi-query), on T that crosses the
+    // tile and the key block: backward's threads own key/value heads and sum their groups.
+    for (const Shape s : {Shape{2, 13, 4, 2, 8}, Shape{1, 97, 6, 2, 16}, Shape{2, 70, 8, 1, 8},
+                          Shape{1, 300, 4, 2, 16}}) {
+        const int64_t B = s.B, T = s.T, NH = s.NH, NKV = s.NKV, C = NH * s.HS, W = C + 2 * NKV * s.HS;
+        const auto qkv = random_vector(B * T * W, 15, 2.0f);
+        const auto dout = random_vector(B * T * C, 16);
+        std::vector<float> out(B * T * C), lse(B * NH * T);
+        std::vector<double> out_r(out.size()), lse_r(lse.size());
+        const auto qkv_r = convert<double>(qkv);
+        kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NKV);
+        kernels::ref::attention_forward(out_r.data(), lse_r.data(), qkv_r.data(), B, T, C, NH, NKV);
+        EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << "T=" << T << " NKV=" << NKV;
+        EXPECT_TRUE(close(lse, lse_r, kTwinRtol, kTwinAtol)) << "T=" << T << " NKV=" << NKV;
+        std::vector<float> dqkv(qkv.size(), std::numeric_limits<float>::quiet_NaN());
+        std::vector<double> dqkv_r(qkv.size());
+        kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH, NKV);
+        kernels::ref::attention_backward(dqkv_r.data(), convert<double>(dout).data(), out_r.data(), lse_r.data(),
+                                         qkv_r.data(), B, T, C, NH, NKV);
+        EXPECT_TRUE(close(dqkv, dqkv_r, 1e-4, 1e-4)) << "T=" << T << " NKV=" << NKV;
     }
 }
 
@@ -108,16 +191,16 @@ TEST(AttentionTwin, KernelMatchesTwinWithPaddingMask) {
             std::vector<float> out(B * T * C), lse(B * NH * T);
             std::vector<double> out_r(out.size()), lse_r(lse.size());
             const auto qkv_r = convert<double>(qkv);
-            kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, mask);
-            kernels::ref::attention_forward(out_r.data(), lse_r.data(), qkv_r.data(), B, T, C, NH, mask);
+            kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NH, mask);
+            kernels::ref::attention_forward(out_r.data(), lse_r.data(), qkv_r.data(), B, T, C, NH, NH, mask);
             EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << "causal=" << causal << " T=" << T;
             EXPECT_TRUE(close(lse, lse_r, kTwinRtol, kTwinAtol)) << "causal=" << causal << " T=" << T;
             std::vector<float> dqkv(qkv.size(), std::numeric_limits<float>::quiet_NaN());
             std::vector<double> dqkv_r(qkv.size());
-            kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH,
+            kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH, NH,
                                         mask);
             kernels::ref::attention_backward(dqkv_r.data(), convert<double>(dout).data(), out_r.data(), lse_r.data(),
-                                             qkv_r.data(), B, T, C, NH, mask);
+                                             qkv_r.data(), B, T, C, NH, NH, mask);
             EXPECT_TRUE(close(dqkv, dqkv_r, 1e-4, 1e-4)) << "causal=" << causal << " T=" << T;
         }
     }

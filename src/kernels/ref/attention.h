@@ -20,8 +20,8 @@ inline int64_t visible_end(const AttentionMask& mask, int64_t b, int64_t i, int6
 
 template <class T_>
 void attention_forward(T_* out, T_* lse, const T_* qkv, int64_t B, int64_t T, int64_t C,
-                       int64_t NH, const AttentionMask& mask = {}) {
-    const int64_t HS = C / NH, C3 = 3 * C;
+                       int64_t NH, int64_t NKV, const AttentionMask& mask = {}) {
+    const int64_t HS = C / NH, KVC = NKV * HS, C3 = C + 2 * KVC, group = NH / NKV;
     const T_ scale = T_(1) / std::sqrt(T_(HS));
     std::vector<T_> s(T);
     for (int64_t b = 0; b < B; b++)
@@ -31,7 +31,7 @@ void attention_forward(T_* out, T_* lse, const T_* qkv, int64_t B, int64_t T, in
                 const T_* q = qkv + (b * T + i) * C3 + h * HS;
                 T_ max = -1e30;
                 for (int64_t j = 0; j < end; j++) {
-                    const T_* k = qkv + (b * T + j) * C3 + C + h * HS;
+                    const T_* k = qkv + (b * T + j) * C3 + C + h / group * HS;
                     T_ acc = 0;
                     for (int64_t d = 0; d < HS; d++) acc += q[d] * k[d];
                     s[j] = acc * scale;
@@ -43,7 +43,7 @@ void attention_forward(T_* out, T_* lse, const T_* qkv, int64_t B, int64_t T, in
                 for (int64_t d = 0; d < HS; d++) o[d] = 0;
                 for (int64_t j = 0; j < end; j++) {
                     const T_ p = std::exp(s[j] - max) / sum;
-                    const T_* v = qkv + (b * T + j) * C3 + 2 * C + h * HS;
+                    const T_* v = qkv + (b * T + j) * C3 + C + KVC + h / group * HS;
                     for (int64_t d = 0; d < HS; d++) o[d] += p * v[d];
                 }
                 lse[(b * NH + h) * T + i] = max + std::log(sum);
@@ -52,9 +52,9 @@ void attention_forward(T_* out, T_* lse, const T_* qkv, int64_t B, int64_t T, in
 
 template <class T_>
 void attention_backward(T_* dqkv, const T_* dout, const T_* /*out*/, const T_* lse,
-                        const T_* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
+                        const T_* qkv, int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV,
                         const AttentionMask& mask = {}) {
-    const int64_t HS = C / NH, C3 = 3 * C;
+    const int64_t HS = C / NH, KVC = NKV * HS, C3 = C + 2 * KVC, group = NH / NKV;
     const T_ scale = T_(1) / std::sqrt(T_(HS));
     std::vector<T_> p(T), dp(T);
     std::fill_n(dqkv, B * T * C3, T_(0));  // writes (=), as the kernel
@@ -66,8 +66,8 @@ void attention_backward(T_* dqkv, const T_* dout, const T_* /*out*/, const T_* l
                 const T_* dO = dout + (b * T + i) * C + h * HS;
                 T_ pdp = 0;
                 for (int64_t j = 0; j < end; j++) {
-                    const T_* k = qkv + (b * T + j) * C3 + C + h * HS;
-                    const T_* v = qkv + (b * T + j) * C3 + 2 * C + h * HS;
+                    const T_* k = qkv + (b * T + j) * C3 + C + h / group * HS;
+                    const T_* v = k + KVC;
                     T_ s = 0, d = 0;
                     for (int64_t e = 0; e < HS; e++) {
                         s += q[e] * k[e];
@@ -79,10 +79,10 @@ void attention_backward(T_* dqkv, const T_* dout, const T_* /*out*/, const T_* l
                 }
                 for (int64_t j = 0; j < end; j++) {
                     const T_ ds = p[j] * (dp[j] - pdp);
-                    const T_* k = qkv + (b * T + j) * C3 + C + h * HS;
+                    const T_* k = qkv + (b * T + j) * C3 + C + h / group * HS;
                     T_* dq = dqkv + (b * T + i) * C3 + h * HS;
-                    T_* dk = dqkv + (b * T + j) * C3 + C + h * HS;
-                    T_* dv = dqkv + (b * T + j) * C3 + 2 * C + h * HS;
+                    T_* dk = dqkv + (b * T + j) * C3 + C + h / group * HS;
+                    T_* dv = dk + KVC;
                     for (int64_t e = 0; e < HS; e++) {
                         dq[e] += scale * ds * k[e];
                         dk[e] += scale * ds * q[e];

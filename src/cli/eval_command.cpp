@@ -20,6 +20,7 @@
 #include "checkpoint/checkpoint.h"
 #include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
+#include "model/gpt2.h"
 #include "train/multiple_choice.h"
 #include "train/evaluator.h"
 

@@ -78,8 +78,8 @@ Logits run_model(const std::string& weights, const std::string& ids_text) {
     if (bert) {
         std::copy_n(static_cast<Bert&>(*model).logits(), T * V, out.values.begin());
     } else {
-        auto& m = static_cast<Gpt2&>(*model);
-        const int64_t Vp = m.config().padded_vocab();
+        auto& m = static_cast<CausalLm&>(*model);
+        const int64_t Vp = m.padded_vocab();
         for (int64_t t = 0; t < T; t++) std::copy_n(m.logits() + t * Vp, V, out.values.begin() + t * V);
     }
     return out;

@@ -18,6 +18,7 @@
 #include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
 #include "tokenizer/utf8_stream.h"
+#include "model/gpt2.h"
 #include "train/sampler.h"
 
 namespace lmforge::cli {
@@ -77,7 +78,7 @@ void add_sample_command(CLI::App& app) {
         }
         const SampleOptions opts{f->max_new_tokens, f->temperature, f->top_k, f->top_p, tokenizer->eot_id()};
         Rng rng(static_cast<uint64_t>(f->seed));
-        Gpt2Decoder decoder(model, *gemm);
+        const std::unique_ptr<Decoder> decoder = model.decoder(*gemm);
         for (int64_t i = 0; i < f->num_samples; i++) {
             if (f->num_samples > 1) fmt::print("--- sample {} ---\n", i + 1);
             std::fwrite(f->prompt.data(), 1, f->prompt.size(), stdout);
@@ -90,7 +91,7 @@ void add_sample_command(CLI::App& app) {
                 if (id != eot) print(text.push(tokenizer->decode(std::span(&id, 1))));
             };
             const std::vector<int32_t> ids = f->no_kv_cache ? generate_without_cache(model, prompt, opts, rng)
-                                                             : generate(decoder, prompt, opts, rng, stream);
+                                                             : generate(*decoder, prompt, opts, rng, stream);
             if (f->no_kv_cache) {
                 for (int32_t id : ids) stream(id);
             }

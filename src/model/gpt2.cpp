@@ -22,7 +22,10 @@ namespace lmforge {
 using namespace kernels;
 
 Gpt2::Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm, Precision precision, Recompute recompute)
-    : Model(gpt2_param_layout(validated(cfg)), precision), cfg_(cfg), gemm_(gemm), recompute_(recompute) {
+    : CausalLm(gpt2_param_layout(validated(cfg)), precision, gemm,
+               {.C = cfg.n_embd, .V = cfg.vocab_size, .Vp = cfg.padded_vocab(), .L = cfg.num_labels}),
+      cfg_(cfg),
+      recompute_(recompute) {
     p_ = bind_gpt2_params(cfg_, layout_, params_.data());
     g_ = bind_gpt2_params(cfg_, layout_, grads_.data());
     const int64_t C = cfg_.n_embd;
@@ -151,41 +154,17 @@ void Gpt2::linear_backward(float* dinp, float* dw, float* db, const float* dout,
     matmul_backward_bf16(gemm_, dinp, dw, nullptr, nullptr, acts_.dout_h, inp_h, half(w), N, C, OC, mode);
 }
 
-kernels::LmHeadLossShape Gpt2::lm_head_shape(int64_t rows) const {
-    // The chunk and block of the planned rows, which the scratch is sized for (rows <= B·T).
-    return {.N = rows, .C = cfg_.n_embd, .V = cfg_.vocab_size, .Vp = cfg_.padded_vocab(),
-            .chunk = lm_head_chunk(B_ * T_, cfg_.vocab_size), .rows = lm_head_rows(B_ * T_, cfg_.vocab_size)};
+void Gpt2::plan_body(int64_t B, int64_t T) {
+    acts_ = plan_gpt2_acts(cfg_, B, T, precision_, recompute_, arena_);
 }
 
-void Gpt2::plan(int64_t B, int64_t T) {
-    if (B <= 0) throw InputError(fmt::format("batch size B = {} must be positive", B));
-    if (T <= 0 || T > cfg_.block_size) {
-        throw InputError(
-            fmt::format("sequence length T = {} must lie in 1..block_size = {}", T, cfg_.block_size),
-            "shorten the sequence or raise block_size");
-    }
-    if (B == B_ && T == T_) return;
-    acts_ = plan_gpt2_acts(cfg_, B, T, precision_, recompute_, head_one_pass(), arena_);
-    pooled_rows_.assign(B, 0);
-    B_ = B;
-    T_ = T;
+Gpt2::HeadIo Gpt2::head_io() const {
+    return {acts_.lnf, acts_.lnf_h, acts_.dln, p_.wte, g_.wte, p_.score, g_.score};
 }
 
-void Gpt2::check_tokens(const int32_t* ids, bool allow_ignore, const char* what) const {
-    for (int64_t i = 0; i < B_ * T_; i++) {
-        const int32_t id = ids[i];
-        if ((id < 0 || id >= cfg_.vocab_size) && !(allow_ignore && id == kIgnoreIndex)) {
-            throw InputError(fmt::format("{} token id {} at batch row {}, position {} is outside "
-                                         "the vocabulary [0, {})",
-                                         what, id, i / T_, i % T_, cfg_.vocab_size),
-                             "the data was tokenized with a larger vocabulary than the model's");
-        }
-    }
-}
+void Gpt2::head_matrix_untouched() { zero(g_.wte, cfg_.padded_vocab() * cfg_.n_embd); }
 
 void Gpt2::forward_body(const int32_t* inputs) {
-    if (profiler_ != nullptr) profiler_->start();
-    refresh_half_weights();
     const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd;
     encoder_forward(acts_.encoded, inputs, p_.wte, p_.wpe, B, T, C);
     lap("encoder_fwd");
@@ -203,199 +182,6 @@ void Gpt2::forward_body(const int32_t* inputs) {
         lap("residual_layernorm_fwd");
         residual = a.res3;
     }
-    inputs_ = inputs;
-}
-
-void Gpt2::forward_start(const Batch& batch) {
-    check_shape(batch);
-    plan(batch.B, batch.T);
-    check_tokens(batch.inputs.data(), false, "input");
-    if (cfg_.num_labels > 0) {
-        if (static_cast<int64_t>(batch.lengths.size()) != B_) throw Error("Gpt2: a classification batch needs lengths");
-        for (int64_t b = 0; b < B_; b++) {
-            if (batch.lengths[b] < 1 || batch.lengths[b] > T_) {
-                throw InputError(fmt::format("sequence {} has length {}, outside 1..{}", b, batch.lengths[b], T_));
-            }
-        }
-        for (size_t b = 0; b < batch.labels.size(); b++) {
-            if (batch.labels[b] < 0 || batch.labels[b] >= cfg_.num_labels) {
-                throw InputError(fmt::format("label {} of sequence {} is outside 0..{}", batch.labels[b], b,
-                                             cfg_.num_labels - 1),
-                                 "labels are class indices below model.num_labels");
-            }
-        }
-    } else if (!batch.targets.empty()) {
-        check_tokens(batch.targets.data(), true, "target");
-    }
-    forward_body(batch.inputs.data());
-}
-
-LossSum Gpt2::forward_backward(const Batch& batch, float grad_scale, bool accumulate) {
-    const bool classify = cfg_.num_labels > 0;
-    if (classify ? batch.labels.empty() : batch.targets.empty()) {
-        throw Error(fmt::format("Gpt2::forward_backward needs {}", classify ? "labels" : "targets"));
-    }
-    forward_start(batch);
-    const WeightGrad mode = begin_backward(accumulate);
-    LossSum loss;
-    if (classify) {
-        loss = classify_head(batch.lengths.data(), batch.labels.data());
-        classify_head_backward(batch.labels.data(), grad_scale, mode);
-    } else {
-        loss = lm_head(batch.targets.data(), &grad_scale, mode, batch.soft_targets);
-        const kernels::SoftTargets* soft = batch.soft_targets;
-        if (soft != nullptr && soft->hidden != nullptr) {  // d(ln_f output) of the counted rows: dln
-            loss.cosine_sum = hidden_term(*soft, grad_scale, acts_.head_rows, loss.count, acts_.dln, acts_.lnf,
-                                          acts_.lnf_h, cfg_.n_embd);
-        }
-    }
-    backward_body(mode);
-    return loss;
-}
-
-void Gpt2::final_hidden_rows(const int32_t* rows, int64_t M, float* out) const {
-    const int64_t C = cfg_.n_embd;
-    for (int64_t m = 0; m < M; m++) {
-        const int64_t row = rows[m];
-        if (acts_.lnf != nullptr) {
-            std::copy_n(acts_.lnf + row * C, C, out + m * C);
-        } else {
-            for (int64_t c = 0; c < C; c++) out[m * C + c] = from_bf16(acts_.lnf_h[row * C + c]);
-        }
-    }
-}
-
-LossSum Gpt2::forward(const Batch& batch) {
-    forward_start(batch);
-    if (cfg_.num_labels > 0) return classify_head(batch.lengths.data(), batch.labels.empty() ? nullptr : batch.labels.data());
-    if (!batch.targets.empty()) return lm_head(batch.targets.data(), nullptr, WeightGrad::Overwrite);
-    // Logits only (sampling, evaluation by hand): the full (N, Vp) = lnf · wteᵀ, in a buffer
-    // that training never allocates.
-    const int64_t N = B_ * T_, Vp = cfg_.padded_vocab();
-    if (logits_.size() != static_cast<size_t>(N * Vp)) logits_ = AlignedBuffer<float>(N * Vp);
-    const backend::GemmShape shape{.M = N, .N = Vp, .K = cfg_.n_embd, .trans_b = true};
-    if (precision_ == Precision::Fp32) {
-        gemm_.run(shape, acts_.lnf, p_.wte, logits_.data());
-    } else {
-        gemm_.run_bf16(shape, acts_.lnf_h, half(p_.wte), logits_.data());
-    }
-    lap("lm_head_fwd");
-    return {};
-}
-
-int64_t Gpt2::gather_head_rows(const int32_t* targets) {
-    // Only positions with a target reach the LM head. When some are ignored (instruction
-    // tuning's prompts), their rows are gathered first, so the head's cost follows the targets.
-    const int64_t N = B_ * T_, C = cfg_.n_embd;
-    int64_t M = 0;
-    for (int64_t i = 0; i < N; i++) {
-        if (targets[i] == kIgnoreIndex) continue;
-        acts_.head_rows[M] = static_cast<int32_t>(i);
-        acts_.head_targets[M++] = targets[i];
-    }
-    head_gathered_ = M < N;
-    for (int64_t m = 0; head_gathered_ && m < M; m++) {
-        const int64_t row = acts_.head_rows[m];
-        if (precision_ == Precision::Fp32) std::copy_n(acts_.lnf + row * C, C, acts_.head_x + m * C);
-        if (precision_ == Precision::Bf16) std::copy_n(acts_.lnf_h + row * C, C, acts_.head_x_h + m * C);
-    }
-    return M;
-}
-
-Gpt2::HeadRows Gpt2::head_rows(const int32_t* targets) const {
-    if (head_gathered_) {
-        return {acts_.head_x,      acts_.head_x_h,          acts_.head_targets, acts_.head_losses,
-                acts_.head_target_logit, acts_.head_row_max, acts_.head_dx};
-    }
-    return {acts_.lnf, acts_.lnf_h, targets, acts_.losses, acts_.target_logit, acts_.row_max, acts_.dln};
-}
-
-LossSum Gpt2::lm_head(const int32_t* targets, const float* grad_scale, WeightGrad mode, const SoftTargets* soft) {
-    const int64_t N = B_ * T_, C = cfg_.n_embd;
-    const int64_t M = gather_head_rows(targets);
-    check_soft_targets(soft, M);
-    std::fill_n(acts_.losses, N, 0.0f);
-    if (M == 0) {  // nothing to learn from: no gradient reaches the body
-        if (grad_scale != nullptr) zero(acts_.dln, N * C);
-        if (grad_scale != nullptr && mode == WeightGrad::Overwrite) zero(g_.wte, cfg_.padded_vocab() * C);
-        return {};
-    }
-    const HeadRows r = head_rows(targets);
-    const bool accumulate = mode == WeightGrad::Accumulate;
-    if (grad_scale != nullptr && precision_ == Precision::Fp32) {
-        lm_head_loss_train(gemm_, lm_head_shape(M), r.losses, acts_.lse, r.dx, g_.wte, nullptr, accumulate, r.x,
-                           p_.wte, nullptr, r.targets, *grad_scale, acts_.logits_chunk, acts_.logits_chunk,
-                           r.target_logit, r.row_max, soft);
-    } else if (grad_scale != nullptr) {
-        lm_head_loss_train(gemm_, lm_head_shape(M), r.losses, acts_.lse, r.dx, g_.wte, nullptr, accumulate, r.x_h,
-                           half(p_.wte), nullptr, r.targets, *grad_scale, acts_.logits_chunk,
-                           acts_.dlogits_chunk_h, r.target_logit, r.row_max, soft);
-    } else if (precision_ == Precision::Fp32) {
-        lm_head_loss_forward(gemm_, lm_head_shape(M), r.losses, acts_.lse, r.x, p_.wte, nullptr, r.targets,
-                             acts_.logits_chunk, r.target_logit, r.row_max);
-    } else {
-        lm_head_loss_forward(gemm_, lm_head_shape(M), r.losses, acts_.lse, r.x_h, half(p_.wte), nullptr, r.targets,
-                             acts_.logits_chunk, r.target_logit, r.row_max);
-    }
-    lap(grad_scale != nullptr ? "lm_head_loss_fwd_bwd" : "lm_head_loss_fwd");
-    LossSum loss = sum_head_losses(r, M);
-    if (soft != nullptr && grad_scale != nullptr) loss.soft_sum = sum_soft_losses(*soft);
-    if (head_gathered_) {  // back to positions: token_losses() and target_is_top() index by them
-        for (int64_t m = 0; m < M; m++) {
-            const int64_t row = acts_.head_rows[m];
-            acts_.losses[row] = r.losses[m];
-            acts_.target_logit[row] = r.target_logit[m];
-            acts_.row_max[row] = r.row_max[m];
-        }
-        if (grad_scale != nullptr) scatter_head_dx(M);
-    }
-    return loss;
-}
-
-LossSum Gpt2::sum_head_losses(const HeadRows& rows, int64_t M) const {
-    LossSum loss{.count = M};
-    for (int64_t m = 0; m < M; m++) {
-        loss.sum += rows.losses[m];
-        loss.correct += rows.target_logit[m] >= rows.row_max[m];
-    }
-    return loss;
-}
-
-void Gpt2::scatter_head_dx(int64_t M) {
-    const int64_t C = cfg_.n_embd;
-    zero(acts_.dln, B_ * T_ * C);
-    for (int64_t m = 0; m < M; m++) std::copy_n(acts_.head_dx + m * C, C, acts_.dln + acts_.head_rows[m] * C);
-}
-
-LossSum Gpt2::classify_head(const int32_t* lengths, const int32_t* labels) {
-    const int64_t B = B_, T = T_, C = cfg_.n_embd, L = cfg_.num_labels;
-    // Pool: each sequence's hidden state at its last real position (after ln_f), in fp32.
-    for (int64_t b = 0; b < B; b++) {
-        const int64_t row = b * T + lengths[b] - 1;
-        float* h = acts_.pooled + b * C;
-        if (precision_ == Precision::Fp32) {
-            std::copy_n(acts_.lnf + row * C, C, h);
-        } else {
-            for (int64_t c = 0; c < C; c++) h[c] = from_bf16(acts_.lnf_h[row * C + c]);
-        }
-        pooled_rows_[b] = row;
-    }
-    classifier_forward(acts_.class_logits, acts_.class_losses, acts_.pooled, p_.score, nullptr, labels, B, C, L);
-    lap("classifier_fwd");
-    if (labels == nullptr) return {};
-    return classification_losses(acts_.class_losses, acts_.class_logits, labels, B, L);
-}
-
-void Gpt2::classify_head_backward(const int32_t* labels, float dloss, WeightGrad mode) {
-    const int64_t N = B_ * T_, C = cfg_.n_embd;
-    const bool accumulate = mode == WeightGrad::Accumulate;
-    classifier_backward(acts_.pooled_grad, g_.score, nullptr, accumulate, acts_.class_logits, acts_.pooled,
-                        p_.score, labels, dloss, B_, C, cfg_.num_labels);
-    // Only the pooled rows reach the head: d(ln_f output) is zero elsewhere.
-    zero(acts_.dln, N * C);
-    for (int64_t b = 0; b < B_; b++) std::copy_n(acts_.pooled_grad + b * C, C, acts_.dln + pooled_rows_[b] * C);
-    if (!accumulate) zero(g_.wte, cfg_.padded_vocab() * C);  // no LM head writes it first
-    lap("classifier_bwd");
 }
 
 void Gpt2::backward_body(WeightGrad mode) {

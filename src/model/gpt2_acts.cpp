@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "kernels/lm_head_loss.h"
 
 namespace lmforge {
 
@@ -17,7 +16,7 @@ namespace {
 // same as layer 0's.
 template <class Fn, class Share>
 void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
-                     bool head_one_pass, Gpt2Acts& a, Fn&& fn, Share&& share) {
+                     Gpt2Acts& a, Fn&& fn, Share&& share) {
     const int64_t N = B * T, C = cfg.n_embd;
     const int64_t h = precision == Precision::Bf16 ? 1 : 0;  // bf16 buffers only in mixed precision
     const int64_t f = 1 - h;                                   // fp32 GEMM inputs only in fp32
@@ -59,35 +58,13 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
     fn(f * N * C, a.lnf);
     fn(N, a.lnf_mean);
     fn(N, a.lnf_rstd);
-    // The LM head's scratch: one vocabulary chunk of all rows (forward, backward), and one
-    // block of rows with all the vocabulary if training takes the one pass (lm_head_loss.h).
-    const int64_t head_scratch = kernels::lm_head_scratch(N, cfg.vocab_size, head_one_pass);
-    fn(head_scratch, a.logits_chunk);
-    fn(N, a.losses);
-    fn(N, a.lse);
-    fn(N, a.target_logit);
-    fn(N, a.row_max);
-    fn(N, a.head_rows);
-    fn(N, a.head_targets);
-    fn(f * N * C, a.head_x);
-    fn(h * N * C, a.head_x_h);
-    fn(N, a.head_losses);
-    fn(N, a.head_target_logit);
-    fn(N, a.head_row_max);
-    fn(N * C, a.head_dx);
     fn(N * C, a.proj);
-    const int64_t L = cfg.num_labels;
-    fn(L > 0 ? B * C : 0, a.pooled);
-    fn(L > 0 ? B * C : 0, a.pooled_grad);
-    fn(B * L, a.class_logits);
-    fn(L > 0 ? B : 0, a.class_losses);
     fn(N * C, a.dres);
     fn(N * C, a.dln);
     fn(N * C, a.datty);
     fn(N * 3 * C, a.dqkv);
     fn(N * 4 * C, a.dfch);
     fn(h * N * C, a.lnf_h);
-    fn(h * head_scratch, a.dlogits_chunk_h);
     fn(h * N * 4 * C, a.dout_h);
 }
 
@@ -109,20 +86,19 @@ const char* recompute_name(Recompute r) {
     return "?";
 }
 
-size_t gpt2_acts_bytes(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
-                       bool head_one_pass) {
+size_t gpt2_acts_bytes(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute) {
     Gpt2Acts acts;
     size_t bytes = 0;
     visit_gpt2_acts(
-        cfg, B, T, precision, recompute, head_one_pass, acts,
+        cfg, B, T, precision, recompute, acts,
         [&](int64_t n, auto*& slot) { bytes += n > 0 ? Arena::bytes_for(n * sizeof(*slot)) : 0; },
         [](auto*&, auto*) {});
     return bytes;
 }
 
 Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
-                        bool head_one_pass, Arena& arena) {
-    const size_t bytes = gpt2_acts_bytes(cfg, B, T, precision, recompute, head_one_pass);
+                        Arena& arena) {
+    const size_t bytes = gpt2_acts_bytes(cfg, B, T, precision, recompute);
     if (arena.capacity() < bytes) {
         arena = Arena(bytes);
     } else {
@@ -130,7 +106,7 @@ Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision p
     }
     Gpt2Acts acts;
     visit_gpt2_acts(
-        cfg, B, T, precision, recompute, head_one_pass, acts,
+        cfg, B, T, precision, recompute, acts,
         [&](int64_t n, auto*& slot) {
             using T_ = std::remove_reference_t<decltype(*slot)>;
             slot = n > 0 ? arena.alloc<T_>(n) : nullptr;

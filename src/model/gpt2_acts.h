@@ -52,42 +52,24 @@ struct Gpt2Acts {
     float* encoded = nullptr;  // (N, C) token + position embedding
     std::vector<Gpt2LayerActs> layers;
     float *lnf = nullptr, *lnf_mean = nullptr, *lnf_rstd = nullptr;  // (N, C), (N), (N)
-    float* logits_chunk = nullptr;  // the LM head's logits: (N, chunk) or (rows, V) (lm_head_loss.h)
-    float* losses = nullptr;  // (N)
-    float* lse = nullptr;     // (N)
-    float* target_logit = nullptr;  // (N) each target's logit
-    float* row_max = nullptr;       // (N) each position's highest logit
-    // When only some positions have targets (instruction tuning: the response's), the LM head
-    // runs on those rows alone, gathered: the rows (M <= N), their inputs (fp32 or bf16),
-    // targets, losses, target logits and highest logits, and the gradient of their inputs.
-    int32_t *head_rows = nullptr, *head_targets = nullptr;
-    float* head_x = nullptr;
-    uint16_t* head_x_h = nullptr;
-    float *head_losses = nullptr, *head_target_logit = nullptr, *head_row_max = nullptr, *head_dx = nullptr;
     float* proj = nullptr;    // (N, C) a projection's output until the residual add consumes it
-    // Sequence classification (num_labels > 0; null otherwise): pooled hidden states (B, C),
-    // their gradient (B, C), the head's logits (B, L) and losses (B).
-    float *pooled = nullptr, *pooled_grad = nullptr, *class_logits = nullptr, *class_losses = nullptr;
     // Backward scratch, reused by every layer.
     float* dres = nullptr;      // (N, C)  gradient of the residual stream
     float* dln = nullptr;       // (N, C)
     float* datty = nullptr;     // (N, C)
     float* dqkv = nullptr;      // (N, 3C)
     float* dfch = nullptr;      // (N, 4C)  d(GELU output), then d(its input) in place
-    // Mixed precision (null in fp32): lnf's bf16 copy, the bf16 dlogits of one vocabulary
-    // chunk, and one scratch for the gradients fed to other GEMMs.
-    uint16_t* lnf_h = nullptr;            // (N, C)
-    uint16_t* dlogits_chunk_h = nullptr;  // as many as logits_chunk
-    uint16_t* dout_h = nullptr;     // (N, 4C)
+    // Mixed precision (null in fp32): lnf's bf16 copy, and one scratch for the gradients fed
+    // to other GEMMs.
+    uint16_t* lnf_h = nullptr;   // (N, C)
+    uint16_t* dout_h = nullptr;  // (N, 4C)
 };
 
 // Carves Gpt2Acts for (B, T) out of `arena`: the same memory if it is large enough, else a
-// fresh arena returned through it. head_one_pass: whether training's LM head takes its one
-// pass (kernels::lm_head_one_pass), which needs a larger scratch.
+// fresh arena returned through it. (The heads' own buffers are causal_lm.h's.)
 Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
-                        bool head_one_pass, Arena& arena);
+                        Arena& arena);
 // The bytes plan_gpt2_acts would take.
-size_t gpt2_acts_bytes(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
-                       bool head_one_pass);
+size_t gpt2_acts_bytes(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute);
 
 }  // namespace lmforge

@@ -69,4 +69,6 @@ const float* Gpt2Decoder::step(int32_t token) {
     return logits_.data();
 }
 
+std::unique_ptr<Decoder> Gpt2::decoder(backend::Gemm& gemm) const { return std::make_unique<Gpt2Decoder>(*this, gemm); }
+
 }  // namespace lmforge

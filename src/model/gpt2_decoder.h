@@ -1,6 +1,5 @@
-// Generation with a KV cache: tokens go in one at a time and each layer keeps the keys and
-// values of every position so far, so a new token costs attention over the cache, O(T),
-// rather than a forward pass over the whole sequence. Batch of one sequence.
+// GPT-2's KV-cache decoder (causal_lm.h's Decoder): one position at a time through the blocks,
+// each layer's keys and values kept for block_size positions.
 #pragma once
 
 #include <cstdint>
@@ -11,19 +10,16 @@
 
 namespace lmforge {
 
-class Gpt2Decoder {
+class Gpt2Decoder : public Decoder {
 public:
     // Reads the model's weights (they must outlive the decoder); caches hold block_size positions.
     Gpt2Decoder(const Gpt2& model, backend::Gemm& gemm);
 
-    void reset() { position_ = 0; }
-    int64_t position() const { return position_; }
-    int64_t capacity() const { return model_.config().block_size; }
-    int64_t vocab_size() const { return model_.config().vocab_size; }
-
-    // Feeds `token` at the next position; returns the logits for the token after it: (Vp),
-    // the first vocab_size meaningful. InputError when the cache is full or the id is bad.
-    const float* step(int32_t token);
+    void reset() override { position_ = 0; }
+    int64_t position() const override { return position_; }
+    int64_t capacity() const override { return model_.config().block_size; }
+    int64_t vocab_size() const override { return model_.config().vocab_size; }
+    const float* step(int32_t token) override;  // (Vp) logits
 
 private:
     const Gpt2& model_;

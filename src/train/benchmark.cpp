@@ -91,11 +91,10 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     r.utilisation = r.model_gflops / opts.peak_gflops;
     r.max_rss_mb = peak_rss_mb();
     r.activation_mb = static_cast<double>(model.activation_bytes()) / 1048576.0;
-    r.activation_saved_mb =
-        static_cast<double>(gpt2_acts_bytes(opts.model, opts.batch, opts.seq, opts.precision, Recompute::None,
-                                            model.head_one_pass())) /
-            1048576.0 -
-        r.activation_mb;
+    const auto body_bytes = [&](Recompute r) {
+        return static_cast<double>(gpt2_acts_bytes(opts.model, opts.batch, opts.seq, opts.precision, r));
+    };
+    r.activation_saved_mb = (body_bytes(Recompute::None) - body_bytes(opts.recompute)) / 1048576.0;
     return r;
 }
 

@@ -11,7 +11,6 @@
 #include "data/shard_check.h"
 #include "io/json_fields.h"
 #include "model/gpt2.h"
-#include "model/gpt2_decoder.h"
 #include "train/benchmark.h"
 #include "train/evaluator.h"
 #include "train/model_setup.h"
@@ -111,7 +110,7 @@ public:
     }
     std::vector<std::string> samples(Model& model, backend::Gemm& gemm, int64_t count) override {
         std::vector<std::string> texts;
-        for (int64_t i = 0; i < count; i++) texts.push_back(sample(dynamic_cast<Gpt2&>(model), gemm));
+        for (int64_t i = 0; i < count; i++) texts.push_back(sample(dynamic_cast<CausalLm&>(model), gemm));
         return texts;
     }
 
@@ -148,15 +147,15 @@ private:
         }
     }
 
-    std::string sample(Gpt2& model, backend::Gemm& gemm) {
+    std::string sample(CausalLm& model, backend::Gemm& gemm) {
         const int32_t start = tokenizer_ && tokenizer_->eot_id() ? *tokenizer_->eot_id() : 0;
         std::vector<int32_t> prompt = tokenizer_ && !cfg_.sample.prompt.empty()
                                           ? tokenizer_->encode_ordinary(cfg_.sample.prompt)
                                           : std::vector<int32_t>{start};
         if (prompt.empty()) prompt = {start};
-        Gpt2Decoder decoder(model, gemm);
+        const std::unique_ptr<Decoder> decoder = model.decoder(gemm);
         const SampleOptions so{cfg_.sample.tokens, cfg_.sample.temperature, cfg_.sample.top_k, 1.0, std::nullopt};
-        const std::vector<int32_t> ids = generate(decoder, prompt, so, sample_rng_);
+        const std::vector<int32_t> ids = generate(*decoder, prompt, so, sample_rng_);
         if (tokenizer_) return cfg_.sample.prompt + tokenizer_->decode(ids);
         std::string text;
         for (const int32_t id : ids) text += std::to_string(id) + " ";

@@ -71,11 +71,11 @@ void check_items_fit(const std::vector<ChoiceItem>& items, int64_t block_size, c
     }
 }
 
-std::vector<double> ending_log_likelihoods(Gpt2& model, const ChoiceItem& item) {
+std::vector<double> ending_log_likelihoods(CausalLm& model, const ChoiceItem& item) {
     const auto B = static_cast<int64_t>(item.endings.size());
     size_t longest = 0;
     for (const auto& e : item.endings) longest = std::max(longest, e.size());
-    const auto block = static_cast<size_t>(model.config().block_size);
+    const auto block = static_cast<size_t>(model.context_length());
     if (longest + 1 > block) {
         throw InputError(fmt::format("an ending of {} tokens leaves no room for context in {} positions", longest, block));
     }
@@ -104,7 +104,7 @@ std::vector<double> ending_log_likelihoods(Gpt2& model, const ChoiceItem& item) 
     return ll;
 }
 
-ChoiceResult evaluate_multiple_choice(Gpt2& model, const std::vector<ChoiceItem>& items, Communicator& comm) {
+ChoiceResult evaluate_multiple_choice(CausalLm& model, const std::vector<ChoiceItem>& items, Communicator& comm) {
     ChoiceResult r;
     for (size_t i = static_cast<size_t>(comm.rank()); i < items.size(); i += static_cast<size_t>(comm.size())) {
         const ChoiceItem& item = items[i];

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "distributed/communicator.h"
-#include "model/gpt2.h"
+#include "model/causal_lm.h"
 #include "tokenizer/tokenizer.h"
 
 namespace lmforge {
@@ -34,7 +34,7 @@ void check_items_fit(const std::vector<ChoiceItem>& items, int64_t block_size, c
 
 // Log-likelihood of each ending of `item` under the model (all endings in one batch; the
 // context is cut from the left to fit block_size).
-std::vector<double> ending_log_likelihoods(Gpt2& model, const ChoiceItem& item);
+std::vector<double> ending_log_likelihoods(CausalLm& model, const ChoiceItem& item);
 
 struct ChoiceResult {
     int64_t items = 0, correct = 0, correct_norm = 0;
@@ -45,6 +45,6 @@ struct ChoiceResult {
 };
 
 // Every rank scores its share; the counts are summed over ranks.
-ChoiceResult evaluate_multiple_choice(Gpt2& model, const std::vector<ChoiceItem>& items, Communicator& comm);
+ChoiceResult evaluate_multiple_choice(CausalLm& model, const std::vector<ChoiceItem>& items, Communicator& comm);
 
 }  // namespace lmforge

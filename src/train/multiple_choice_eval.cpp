@@ -5,19 +5,19 @@
 #include <type_traits>
 
 #include "core/error.h"
-#include "model/gpt2.h"
+#include "model/causal_lm.h"
 
 namespace lmforge {
 
 namespace {
 
-// The trainer's model is the lm task's GPT-2 (the configuration refuses anything else).
+// The trainer's model is the lm task's decoder (the configuration refuses anything else).
 template <class M>
-auto& as_gpt2(M& model) {
-    using G = std::conditional_t<std::is_const_v<M>, const Gpt2, Gpt2>;
-    auto* gpt2 = dynamic_cast<G*>(&model);
-    if (gpt2 == nullptr) throw Error("eval.multiple_choice: the run's model is not a GPT-2 model");
-    return *gpt2;
+auto& as_causal_lm(M& model) {
+    using G = std::conditional_t<std::is_const_v<M>, const CausalLm, CausalLm>;
+    auto* lm = dynamic_cast<G*>(&model);
+    if (lm == nullptr) throw Error("eval.multiple_choice: the run's model is not a causal language model");
+    return *lm;
 }
 
 }  // namespace
@@ -32,14 +32,14 @@ MultipleChoiceEval::MultipleChoiceEval(const TrainConfig& cfg, const Tokenizer* 
     }
     try {
         items_ = load_multiple_choice(path_, *tokenizer);
-        check_items_fit(items_, as_gpt2(model).config().block_size, path_);
+        check_items_fit(items_, as_causal_lm(model).context_length(), path_);
     } catch (const InputError& e) {  // the key too: the file's errors name only the file
         throw InputError(fmt::format("eval.multiple_choice: {}", e.what()), e.hint());
     }
 }
 
 ChoiceResult MultipleChoiceEval::evaluate(Model& model, Communicator& comm) const {
-    return evaluate_multiple_choice(as_gpt2(model), items_, comm);
+    return evaluate_multiple_choice(as_causal_lm(model), items_, comm);
 }
 
 std::vector<std::pair<std::string, double>> MultipleChoiceEval::metrics(const ChoiceResult& r) {

@@ -60,7 +60,7 @@ void check_prompt(std::span<const int32_t> prompt, int64_t block_size) {
 
 }  // namespace
 
-std::vector<int32_t> generate(Gpt2Decoder& decoder, std::span<const int32_t> prompt, const SampleOptions& opts,
+std::vector<int32_t> generate(Decoder& decoder, std::span<const int32_t> prompt, const SampleOptions& opts,
                               Rng& rng, const std::function<void(int32_t)>& on_token) {
     check_prompt(prompt, decoder.capacity());
     decoder.reset();
@@ -84,13 +84,13 @@ std::vector<int32_t> generate(Gpt2Decoder& decoder, std::span<const int32_t> pro
     return {seq.begin() + static_cast<ptrdiff_t>(prompt.size()), seq.end()};
 }
 
-std::vector<int32_t> generate_without_cache(Gpt2& model, std::span<const int32_t> prompt, const SampleOptions& opts,
+std::vector<int32_t> generate_without_cache(CausalLm& model, std::span<const int32_t> prompt, const SampleOptions& opts,
                                             Rng& rng) {
-    const int64_t block_size = model.config().block_size, keep = sliding_window_keep(block_size);
+    const int64_t block_size = model.context_length(), keep = sliding_window_keep(block_size);
     check_prompt(prompt, block_size);
     std::vector<int32_t> seq(prompt.begin(), prompt.end());
     std::vector<std::pair<float, int32_t>> scratch;
-    const int64_t V = model.config().vocab_size, Vp = model.config().padded_vocab();
+    const int64_t V = model.vocab_size(), Vp = model.padded_vocab();
     int64_t start = 0;  // the window's first token
     for (int64_t i = 0; i < opts.max_new_tokens; i++) {
         const auto T = static_cast<int64_t>(seq.size()) - start;

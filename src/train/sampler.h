@@ -1,5 +1,5 @@
 // Sampling text from a model: temperature, top-k and top-p (nucleus) filtering, greedy at
-// temperature 0; with the KV cache (Gpt2Decoder) or, to check it, a full forward pass per
+// temperature 0; with the KV cache (a model's Decoder) or, to check it, a full forward pass per
 // token. Randomness only from the caller's Rng, so a seed gives the same sample every time.
 #pragma once
 
@@ -10,8 +10,7 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "model/gpt2.h"
-#include "model/gpt2_decoder.h"
+#include "model/causal_lm.h"
 
 namespace lmforge {
 
@@ -36,12 +35,12 @@ int64_t sliding_window_keep(int64_t block_size);
 
 // Feeds the prompt (1 to block_size tokens), then generates; on_token sees each new token as
 // it comes (for streaming). Stops at max_new_tokens or after the stop token.
-std::vector<int32_t> generate(Gpt2Decoder& decoder, std::span<const int32_t> prompt, const SampleOptions& opts,
+std::vector<int32_t> generate(Decoder& decoder, std::span<const int32_t> prompt, const SampleOptions& opts,
                               Rng& rng, const std::function<void(int32_t)>& on_token = {});
 
-// The same without a KV cache: the whole window through Gpt2::forward for every token, so
+// The same without a KV cache: the whole window through the model's forward for every token, so
 // the same tokens under greedy decoding. It re-plans the model's activations for each length.
-std::vector<int32_t> generate_without_cache(Gpt2& model, std::span<const int32_t> prompt, const SampleOptions& opts,
+std::vector<int32_t> generate_without_cache(CausalLm& model, std::span<const int32_t> prompt, const SampleOptions& opts,
                                             Rng& rng);
 
 }  // namespace lmforge

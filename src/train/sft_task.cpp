@@ -12,8 +12,8 @@
 #include "core/rng.h"
 #include "data/instructions.h"
 #include "kernels/crossentropy.h"
+#include "model/causal_lm.h"
 #include "model/gpt2.h"
-#include "model/gpt2_decoder.h"
 #include "train/example_order.h"
 #include "train/model_setup.h"
 #include "train/sampler.h"
@@ -57,7 +57,7 @@ public:
     }
 
     Evaluation evaluate(Model& model, Communicator& comm) override {
-        const SftEval e = evaluate_split(dynamic_cast<Gpt2&>(model), comm, data_.val);
+        const SftEval e = evaluate_split(dynamic_cast<CausalLm&>(model), comm, data_.val);
         const double loss = e.tokens.mean();
         return {.loss = loss,
                 .metrics = {{"val_loss", loss}, {"val_perplexity", std::exp(loss)}, {"val_exact_match", e.exact_match()}},
@@ -83,9 +83,9 @@ private:
     // Inputs and response-only targets for examples idx, padded to the batch's longest input,
     // rounded up to 16.
     void fill(Batch& batch, const InstructionSplit& s, const std::vector<int64_t>& idx) const;
-    SftEval evaluate_split(Gpt2& model, Communicator& comm, const InstructionSplit& s) const;
+    SftEval evaluate_split(CausalLm& model, Communicator& comm, const InstructionSplit& s) const;
     // Greedy completions of the first test prompts, with their references (the lead's).
-    std::vector<std::pair<std::string, std::string>> completions(Gpt2& model, backend::Gemm& gemm) const;
+    std::vector<std::pair<std::string, std::string>> completions(CausalLm& model, backend::Gemm& gemm) const;
 
     const TrainConfig& cfg_;
     const Tokenizer* tokenizer_;
@@ -135,7 +135,7 @@ void SftTask::fill(Batch& batch, const InstructionSplit& s, const std::vector<in
     }
 }
 
-SftEval SftTask::evaluate_split(Gpt2& model, Communicator& comm, const InstructionSplit& s) const {
+SftEval SftTask::evaluate_split(CausalLm& model, Communicator& comm, const InstructionSplit& s) const {
     SftEval e;
     std::vector<int64_t> mine;  // this process's share: examples r, r + world, ...
     for (int64_t i = comm.rank(); i < s.size(); i += comm.size()) mine.push_back(i);
@@ -162,10 +162,10 @@ SftEval SftTask::evaluate_split(Gpt2& model, Communicator& comm, const Instructi
 }
 
 std::string SftTask::report(Model& model, const ReportContext& ctx) {
-    Gpt2& gpt2 = dynamic_cast<Gpt2&>(model);
-    const SftEval test = evaluate_split(gpt2, ctx.comm, data_.test);
+    auto& lm = dynamic_cast<CausalLm&>(model);
+    const SftEval test = evaluate_split(lm, ctx.comm, data_.test);
     const std::vector<std::pair<std::string, std::string>> shown =
-        ctx.comm.rank() == 0 ? completions(gpt2, ctx.gemm) : std::vector<std::pair<std::string, std::string>>{};
+        ctx.comm.rank() == 0 ? completions(lm, ctx.gemm) : std::vector<std::pair<std::string, std::string>>{};
     std::string text;
     nlohmann::ordered_json j = {{"test_loss", test.tokens.mean()},      {"test_perplexity", std::exp(test.tokens.mean())},
                                 {"test_exact_match", test.exact_match()}, {"test_examples", test.examples},
@@ -181,12 +181,13 @@ std::string SftTask::report(Model& model, const ReportContext& ctx) {
                               static_cast<int64_t>(test.examples));
 }
 
-std::vector<std::pair<std::string, std::string>> SftTask::completions(Gpt2& model, backend::Gemm& gemm) const {
+std::vector<std::pair<std::string, std::string>> SftTask::completions(CausalLm& model, backend::Gemm& gemm) const {
     if (tokenizer_ == nullptr) {
         log::warn("no tokenizer beside the data: no completions shown");
         return {};
     }
-    Gpt2Decoder decoder(model, gemm);
+    const std::unique_ptr<Decoder> decoder_ptr = model.decoder(gemm);
+    Decoder& decoder = *decoder_ptr;
     Rng rng(static_cast<uint64_t>(cfg_.sample.seed));
     const auto strip = [&](std::vector<int32_t> ids) {
         if (!ids.empty() && ids.back() == data_.pad_id) ids.pop_back();

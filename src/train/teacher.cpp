@@ -82,9 +82,9 @@ int64_t Teacher::targets(const Batch& batch, float temperature, std::vector<floa
     if (encoder_) {
         logits = static_cast<const Bert&>(*model_).logits();
     } else {
-        const auto& gpt2 = static_cast<const Gpt2&>(*model_);
-        logits = gpt2.logits();
-        stride = gpt2.config().padded_vocab();
+        const auto& lm = static_cast<const CausalLm&>(*model_);
+        logits = lm.logits();
+        stride = lm.padded_vocab();
     }
     kernels::teacher_log_probs(logp.data(), logits, rows_.data(), M, V, stride, temperature);
     if (hidden_) {

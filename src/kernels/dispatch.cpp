@@ -21,6 +21,7 @@
 #include "kernels/matmul.h"
 #include "kernels/relu.h"
 #include "kernels/residual.h"
+#include "kernels/rmsnorm.h"
 #include "kernels/soft_targets.h"
 #include "kernels/tanh.h"
 
@@ -172,6 +173,26 @@ LMFORGE_KERNEL(void, layernorm_backward,
                (float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight,
                 const float* mean, const float* rstd, int64_t N, int64_t C),
                (dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C))
+
+// rmsnorm.h
+LMFORGE_KERNEL(void, rmsnorm_forward,
+               (float* out, float* rstd, const float* inp, const float* weight, int64_t N, int64_t C, float eps),
+               (out, rstd, inp, weight, N, C, eps))
+LMFORGE_KERNEL(void, rmsnorm_forward,
+               (bf16 * out, float* rstd, const float* inp, const float* weight, int64_t N, int64_t C, float eps),
+               (out, rstd, inp, weight, N, C, eps))
+LMFORGE_KERNEL(void, residual_rmsnorm_forward,
+               (float* res, float* out, float* rstd, const float* a, const float* b, const float* weight, int64_t N,
+                int64_t C, float eps),
+               (res, out, rstd, a, b, weight, N, C, eps))
+LMFORGE_KERNEL(void, residual_rmsnorm_forward,
+               (float* res, bf16* out, float* rstd, const float* a, const float* b, const float* weight, int64_t N,
+                int64_t C, float eps),
+               (res, out, rstd, a, b, weight, N, C, eps))
+LMFORGE_KERNEL(void, rmsnorm_backward,
+               (float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
+                const float* rstd, int64_t N, int64_t C),
+               (dinp, dweight, dout, inp, weight, rstd, N, C))
 
 // linear.h, matmul.h
 LMFORGE_KERNEL(void, linear_forward,

@@ -23,6 +23,7 @@
 #include "kernels/residual.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/soft_targets.h"
+#include "kernels/swiglu.h"
 #include "kernels/tanh.h"
 
 namespace lmforge::kernels {
@@ -193,6 +194,14 @@ LMFORGE_KERNEL(void, rmsnorm_backward,
                (float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
                 const float* rstd, int64_t N, int64_t C),
                (dinp, dweight, dout, inp, weight, rstd, N, C))
+
+// swiglu.h
+LMFORGE_KERNEL(void, swiglu_forward, (float* out, const float* gate_up, int64_t N, int64_t H), (out, gate_up, N, H))
+LMFORGE_KERNEL(void, swiglu_forward, (bf16 * out, const float* gate_up, int64_t N, int64_t H), (out, gate_up, N, H))
+LMFORGE_KERNEL(void, swiglu_backward, (float* dgate_up, const float* dout, const float* gate_up, int64_t N, int64_t H),
+               (dgate_up, dout, gate_up, N, H))
+LMFORGE_KERNEL(void, swiglu_backward, (bf16 * dgate_up, const float* dout, const float* gate_up, int64_t N, int64_t H),
+               (dgate_up, dout, gate_up, N, H))
 
 // linear.h, matmul.h
 LMFORGE_KERNEL(void, linear_forward,

@@ -22,6 +22,7 @@
 #include "kernels/relu.h"
 #include "kernels/residual.h"
 #include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
 #include "kernels/soft_targets.h"
 #include "kernels/swiglu.h"
 #include "kernels/tanh.h"
@@ -194,6 +195,21 @@ LMFORGE_KERNEL(void, rmsnorm_backward,
                (float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
                 const float* rstd, int64_t N, int64_t C),
                (dinp, dweight, dout, inp, weight, rstd, N, C))
+
+// rope.h
+LMFORGE_KERNEL(void, rope_inv_freq, (float* inv_freq, int64_t HS, double theta, const Llama3RopeScaling* scaling),
+               (inv_freq, HS, theta, scaling))
+LMFORGE_KERNEL(void, rope_tables,
+               (float* cos, float* sin, const float* inv_freq, int64_t HS, int64_t pos0, int64_t T),
+               (cos, sin, inv_freq, HS, pos0, T))
+LMFORGE_KERNEL(void, rope_forward,
+               (float* x, const float* cos, const float* sin, int64_t B, int64_t T, int64_t stride, int64_t heads,
+                int64_t HS),
+               (x, cos, sin, B, T, stride, heads, HS))
+LMFORGE_KERNEL(void, rope_backward,
+               (float* dx, const float* cos, const float* sin, int64_t B, int64_t T, int64_t stride, int64_t heads,
+                int64_t HS),
+               (dx, cos, sin, B, T, stride, heads, HS))
 
 // swiglu.h
 LMFORGE_KERNEL(void, swiglu_forward, (float* out, const float* gate_up, int64_t N, int64_t H), (out, gate_up, N, H))

@@ -136,6 +136,10 @@ LMFORGE_KERNEL(void, encoder_forward,
 LMFORGE_KERNEL(void, encoder_backward,
                (float* dwte, float* dwpe, const float* dout, const int32_t* inp, int64_t B, int64_t T, int64_t C),
                (dwte, dwpe, dout, inp, B, T, C))
+LMFORGE_KERNEL(void, token_embedding_forward, (float* out, const int32_t* inp, const float* wte, int64_t N, int64_t C),
+               (out, inp, wte, N, C))
+LMFORGE_KERNEL(void, token_embedding_backward,
+               (float* dwte, const float* dout, const int32_t* inp, int64_t N, int64_t C), (dwte, dout, inp, N, C))
 
 // gelu.h
 LMFORGE_KERNEL(void, gelu_forward, (float* out, const float* inp, int64_t n), (out, inp, n))

@@ -47,6 +47,32 @@ void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t
     }
 }
 
+void token_embedding_forward(float* out, const int32_t* inp, const float* wte, int64_t N, int64_t C) {
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < N; n++) {
+        const float* tok = wte + static_cast<int64_t>(inp[n]) * C;
+        float* o = out + n * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; c++) o[c] = tok[c];
+    }
+}
+
+void token_embedding_backward(float* dwte, const float* dout, const int32_t* inp, int64_t N, int64_t C) {
+    // As encoder_backward: each thread owns a slice of the channels, so rows that repeat a
+    // token never collide and every sum is taken in position order.
+#pragma omp parallel
+    {
+        const backend::Range slice = backend::thread_slice(C, omp_get_thread_num(), omp_get_num_threads());
+        const long c0 = slice.begin, c1 = slice.end;
+        for (int64_t n = 0; n < N; n++) {
+            const float* d = dout + n * C;
+            float* tok = dwte + static_cast<int64_t>(inp[n]) * C;
+#pragma omp simd
+            for (int64_t c = c0; c < c1; c++) tok[c] += d[c];
+        }
+    }
+}
+
 }  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
 
 #include "kernels/isa_end.h"

@@ -1,4 +1,5 @@
-// Token + position embedding: the first layer of GPT-2.
+// Token + position embedding: the first layer of GPT-2; and the token embedding alone, the first
+// layer of models whose positions are rotary (Llama).
 #pragma once
 
 #include <cstdint>
@@ -13,5 +14,11 @@ void encoder_forward(float* out, const int32_t* inp, const float* wte, const flo
 // Accumulates (+=): dwte[inp[b, t]] += dout[b, t]; dwpe[t] += sum over b of dout[b, t].
 void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t* inp,
                       int64_t B, int64_t T, int64_t C);
+
+// out (N, C) = wte[inp[n]]. inp (N) ids < V (checked by the caller); wte (V, C).
+void token_embedding_forward(float* out, const int32_t* inp, const float* wte, int64_t N, int64_t C);
+
+// Accumulates (+=): dwte[inp[n]] += dout[n], in an order fixed whatever the thread count.
+void token_embedding_backward(float* dwte, const float* dout, const int32_t* inp, int64_t N, int64_t C);
 
 }  // namespace lmforge::kernels

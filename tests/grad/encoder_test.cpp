@@ -1,5 +1,8 @@
-// Token + position embedding: finite differences on the twin; kernel against twin.
+// Token + position embedding, and the token embedding alone: finite differences on the twin;
+// kernel against twin.
 #include "kernels/encoder.h"
+
+#include <tuple>
 
 #include "gradcheck.h"
 #include "kernels/ref/encoder.h"
@@ -49,6 +52,38 @@ TEST(EncoderTwin, KernelMatchesTwinOnRemainderShapes) {
                                        convert<double>(dout).data(), inp.data(), s.B, s.T, s.C);
         EXPECT_TRUE(close(dwte, dwte_ref, kTwinRtol, kTwinAtol));
         EXPECT_TRUE(close(dwpe, dwpe_ref, kTwinRtol, kTwinAtol));
+    }
+}
+
+TEST(TokenEmbeddingGrad, FiniteDifferences) {
+    const int64_t N = 6, C = 5, V = 4;  // ids repeat
+    const auto inp = ids(N, V, 11);
+    auto wte = random_vector<double>(V * C, 12);
+    const auto dout = random_vector<double>(N * C, 13);
+    std::vector<double> dwte(V * C);
+    kernels::ref::token_embedding_backward(dwte.data(), dout.data(), inp.data(), N, C);
+    const auto loss = [&] {
+        std::vector<double> out(N * C);
+        kernels::ref::token_embedding_forward(out.data(), inp.data(), wte.data(), N, C);
+        return dot(out, dout);
+    };
+    expect_matches_finite_differences({{"wte", &wte, &dwte}}, loss);
+}
+
+TEST(TokenEmbeddingTwin, KernelMatchesTwinOnRemainderShapes) {
+    for (const auto& [N, C, V] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {39, 37, 11}, {128, 48, 101}}) {
+        const auto inp = ids(N, V, 14);
+        const auto wte = random_vector(V * C, 15), dout = random_vector(N * C, 16);
+        std::vector<float> out(N * C);
+        std::vector<double> out_ref(out.size());
+        kernels::token_embedding_forward(out.data(), inp.data(), wte.data(), N, C);
+        kernels::ref::token_embedding_forward(out_ref.data(), inp.data(), convert<double>(wte).data(), N, C);
+        EXPECT_TRUE(close(out, out_ref, kTwinRtol, kTwinAtol));
+        auto dwte = random_vector(V * C, 17);
+        auto dwte_ref = convert<double>(dwte);
+        kernels::token_embedding_backward(dwte.data(), dout.data(), inp.data(), N, C);
+        kernels::ref::token_embedding_backward(dwte_ref.data(), convert<double>(dout).data(), inp.data(), N, C);
+        EXPECT_TRUE(close(dwte, dwte_ref, kTwinRtol, kTwinAtol));
     }
 }
 

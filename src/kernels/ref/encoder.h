@@ -25,4 +25,16 @@ void encoder_backward(T_* dwte, T_* dwpe, const T_* dout, const int32_t* inp, in
             }
 }
 
+template <class T_>
+void token_embedding_forward(T_* out, const int32_t* inp, const T_* wte, int64_t N, int64_t C) {
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++) out[n * C + c] = wte[inp[n] * C + c];
+}
+
+template <class T_>
+void token_embedding_backward(T_* dwte, const T_* dout, const int32_t* inp, int64_t N, int64_t C) {
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++) dwte[inp[n] * C + c] += dout[n * C + c];
+}
+
 }  // namespace lmforge::kernels::ref

@@ -1,0 +1,55 @@
+// Llama's activations for one (B, T): what forward saves for backward, per layer, and the
+// gradient buffers backward reuses from layer to layer, carved from one arena. Recompute
+// follows GPT-2's modes (gpt2_acts.h): Gelu recomputes the pointwise outputs (both RMSNorms'
+// and SwiGLU's), Block keeps only each block's output.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/arena.h"
+#include "model/gpt2_acts.h"
+#include "model/llama_config.h"
+#include "model/precision.h"
+
+namespace lmforge {
+
+// A GEMM input is kept in one precision: fp32 or, in mixed precision, bfloat16 (the _h
+// buffers); the other pointer is null.
+struct LlamaLayerActs {
+    float* ln1;        // (N, C) RMSNorm of the block's input
+    float* ln1_rstd;   // (N)
+    float* qkv;        // (N, C + 2 KVC), q and k rotated
+    float* atty;       // (N, C) attention output, heads side by side
+    float* att_lse;    // (B, NH, T)
+    float* res2;       // (N, C) residual after attention
+    float* ln2;        // (N, C)
+    float* ln2_rstd;   // (N)
+    float* gate_up;    // (N, 2I)
+    float* act;        // (N, I) silu(gate) · up
+    float* res3;       // (N, C) the block's output
+    uint16_t *ln1_h, *atty_h, *ln2_h, *act_h;  // mixed precision (null in fp32)
+};
+
+struct LlamaActs {
+    float* embedded = nullptr;  // (N, C)
+    std::vector<LlamaLayerActs> layers;
+    float *lnf = nullptr, *lnf_rstd = nullptr;  // (N, C), (N)
+    uint16_t* lnf_h = nullptr;                  // mixed precision: lnf in bf16 only
+    float *rope_cos = nullptr, *rope_sin = nullptr;  // (T, HS/2) for positions 0..T-1
+    float* proj = nullptr;  // (N, C) a projection's output until the residual add consumes it
+    // Backward scratch, reused by every layer.
+    float* dres = nullptr;      // (N, C) gradient of the residual stream
+    float* dln = nullptr;       // (N, C)
+    float* datty = nullptr;     // (N, C)
+    float* dqkv = nullptr;      // (N, C + 2 KVC)
+    float* dact = nullptr;      // (N, I)
+    float* dgate_up = nullptr;  // (N, 2I) fp32
+    uint16_t* dout_h = nullptr;  // mixed precision: (N, max(2I, C + 2 KVC)) a GEMM's gradient in bf16
+};
+
+LlamaActs plan_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
+                          Arena& arena);
+size_t llama_acts_bytes(const LlamaConfig& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute);
+
+}  // namespace lmforge

@@ -1,5 +1,5 @@
 // Small runs of every task (lm, classify with GPT-2 and with BERT, mlm, sft, distill with GPT-2
-// and with DistilBERT, and lm in fp16 with loss scaling) for the tests of the one trainer: their data, made here; a config; and what two runs are compared by — the
+// and with DistilBERT, lm in fp16 with loss scaling, and lm, classify and sft with Llama) for the tests of the one trainer: their data, made here; a config; and what two runs are compared by — the
 // metrics at every step (without the timings) and the files a run ends with.
 #pragma once
 
@@ -43,7 +43,10 @@ inline const std::vector<TaskCase>& task_cases() {
                                                 {"sft", "sft", "gpt2-nano"},
                                                 {"distill", "distill", "gpt2-nano", "gpt2-nano"},
                                                 {"distill_bert", "distill", "distilbert-base", "bert-tiny"},
-                                                {"lm_fp16", "lm", "gpt2-nano", "", "fp16"}};
+                                                {"lm_fp16", "lm", "gpt2-nano", "", "fp16"},
+                                                {"lm_llama", "lm", "llama-nano"},
+                                                {"classify_llama", "classify", "llama-nano"},
+                                                {"sft_llama", "sft", "llama-nano"}};
     return cases;
 }
 

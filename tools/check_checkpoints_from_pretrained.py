@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Checks that transformers' from_pretrained loads an lmforge run's checkpoint directories as
-they are, with no export: a GPT-2 language model (AutoModelForCausalLM, with AutoTokenizer from
-the same directory), a GPT-2 classifier (AutoModelForSequenceClassification, its id2label the
-run's classes) and a BERT masked LM (AutoModelForMaskedLM) give lmforge's own logits (lmforge
-logits --output) within 1e-4, on best/, final/ and a step checkpoint. And back: the model saved
-by transformers in shards (max_shard_size) imports into lmforge with the same logits.
+they are, with no export: GPT-2 and Llama language models (AutoModelForCausalLM, with
+AutoTokenizer from the same directory), GPT-2 and Llama classifiers
+(AutoModelForSequenceClassification, id2label the run's classes) and a BERT masked LM
+(AutoModelForMaskedLM) give lmforge's own logits (lmforge logits --output) within 1e-4, on best/,
+final/ and a step checkpoint; so does `lmforge export` of the Llama model. And back: the models
+saved by transformers in shards (max_shard_size) import into lmforge with the same logits.
 
     python3 tools/check_checkpoints_from_pretrained.py --lmforge build/release/lmforge
 """
@@ -92,6 +93,8 @@ def make_runs(lmforge, work):
     run(lmforge, "train", config(work, "lm", "lm", "gpt2-nano", f"{work}/lm-data"))
     run(lmforge, "train", config(work, "cls", "classify", "gpt2-nano", f"{work}/cls-data"))
     run(lmforge, "train", config(work, "mlm", "mlm", "bert-tiny", f"{work}/lm-data"))
+    run(lmforge, "train", config(work, "llama", "lm", "llama-nano", f"{work}/lm-data"))
+    run(lmforge, "train", config(work, "llama-cls", "classify", "llama-nano", f"{work}/cls-data"))
 
 
 def lmforge_logits(lmforge, checkpoint, ids, out):
@@ -107,37 +110,71 @@ def compare(name, got, want, what="from_pretrained's logits"):
     return ok
 
 
-def check(lmforge, work):
+def check_causal(lmforge, work, run_name, text):
+    """The run's checkpoints loaded by AutoTokenizer and AutoModelForCausalLM."""
     ok = True
-    text = "we saw some rain today"
-    for checkpoint in ["lm/best", "lm/final", "lm/checkpoints/step_000006"]:
+    for checkpoint in [f"{run_name}/best", f"{run_name}/final", f"{run_name}/checkpoints/step_000006"]:
         path = os.path.join(work, checkpoint)
         ids = AutoTokenizer.from_pretrained(path)(text)["input_ids"]
-        lmforge_ids = [int(i) for i in run(lmforge, "tokenize", "--tokenizer", f"{work}/lm/tokenizer", stdin=text).split()]
+        lmforge_ids = [int(i) for i in
+                       run(lmforge, "tokenize", "--tokenizer", f"{work}/{run_name}/tokenizer", stdin=text).split()]
         print(f"{checkpoint}: AutoTokenizer's ids {'equal' if ids == lmforge_ids else 'DIFFER FROM'} lmforge's")
         ok &= ids == lmforge_ids
         model = AutoModelForCausalLM.from_pretrained(path).eval()
         with torch.no_grad():
             got = model(torch.tensor([ids])).logits[0]
         ok &= compare(checkpoint, got, lmforge_logits(lmforge, path, ids, f"{work}/logits.safetensors"))
-    # transformers' shards (save_pretrained past max_shard_size) imported by lmforge.
-    sharded = os.path.join(work, "sharded")
-    AutoModelForCausalLM.from_pretrained(os.path.join(work, "lm/best")).save_pretrained(sharded, max_shard_size="20KB")
+    return ok
+
+
+def check_sharded_import(lmforge, work, run_name):
+    """transformers' shards (save_pretrained past max_shard_size) imported by lmforge."""
+    sharded = os.path.join(work, f"{run_name}-sharded")
+    AutoModelForCausalLM.from_pretrained(os.path.join(work, f"{run_name}/best")).save_pretrained(
+        sharded, max_shard_size="20KB")
     shards = len([f for f in os.listdir(sharded) if f.endswith(".safetensors")])
-    run(lmforge, "import", "--hf", sharded, "--output", f"{work}/imported")
+    run(lmforge, "import", "--hf", sharded, "--output", f"{work}/{run_name}-imported")
     ids = [3, 17, 42, 7]
-    ok &= compare(f"import of {shards} shards", lmforge_logits(lmforge, f"{work}/imported", ids, f"{work}/l.safetensors"),
-                  lmforge_logits(lmforge, f"{work}/lm/best", ids, f"{work}/logits.safetensors"), "the import's logits")
-    ok &= shards > 1
-    path = os.path.join(work, "cls/best")
+    ok = compare(f"{run_name}: import of {shards} shards",
+                 lmforge_logits(lmforge, f"{work}/{run_name}-imported", ids, f"{work}/l.safetensors"),
+                 lmforge_logits(lmforge, f"{work}/{run_name}/best", ids, f"{work}/logits.safetensors"),
+                 "the import's logits")
+    return ok and shards > 1
+
+
+def check_classifier(lmforge, work, run_name, text):
+    path = os.path.join(work, f"{run_name}/best")
     model = AutoModelForSequenceClassification.from_pretrained(path).eval()
     ids = AutoTokenizer.from_pretrained(path)(text)["input_ids"]
     with torch.no_grad():
         got = model(torch.tensor([ids])).logits
-    ok &= compare("cls/best", got, lmforge_logits(lmforge, path, ids, f"{work}/logits.safetensors"))
+    ok = compare(f"{run_name}/best", got, lmforge_logits(lmforge, path, ids, f"{work}/logits.safetensors"))
     labels = sorted(model.config.id2label.values())
-    print(f"cls/best: id2label {labels}")
-    ok &= labels == ["food", "sport", "weather"]
+    print(f"{run_name}/best: id2label {labels}")
+    return ok and labels == ["food", "sport", "weather"]
+
+
+def check_export(lmforge, work, run_name):
+    """lmforge export of the run's best/, loaded by from_pretrained."""
+    out = os.path.join(work, f"{run_name}-export")
+    run(lmforge, "export", "--checkpoint", f"{work}/{run_name}/best", "--hf", out)
+    ids = [5, 17, 40, 3, 99, 12]
+    model = AutoModelForCausalLM.from_pretrained(out).eval()
+    with torch.no_grad():
+        got = model(torch.tensor([ids])).logits[0]
+    return compare(f"{run_name}: export", got,
+                   lmforge_logits(lmforge, f"{work}/{run_name}/best", ids, f"{work}/logits.safetensors"))
+
+
+def check(lmforge, work):
+    text = "we saw some rain today"
+    ok = True
+    for name in ["lm", "llama"]:
+        ok &= check_causal(lmforge, work, name, text)
+        ok &= check_sharded_import(lmforge, work, name)
+    ok &= check_export(lmforge, work, "llama")
+    ok &= check_classifier(lmforge, work, "cls", text)
+    ok &= check_classifier(lmforge, work, "llama-cls", text)
     path = os.path.join(work, "mlm/best")
     model = AutoModelForMaskedLM.from_pretrained(path).eval()
     ids = [5, 17, 40, 3, 99, 12]

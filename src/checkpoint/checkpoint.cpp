@@ -165,6 +165,14 @@ BertConfig read_bert_config(const std::string& path) {
     return BertConfig::from_json(j.dump(), path);
 }
 
+LlamaConfig read_llama_config(const std::string& path) {
+    const json j = model_metadata(path);
+    if (const std::string arch = model_arch(j, path); arch != "llama") {
+        throw InputError(fmt::format("{}: a {} model, not Llama", path, arch));
+    }
+    return LlamaConfig::from_json(j.dump(), path);
+}
+
 std::vector<std::string> load_matching_weights(Model& model, const std::string& path) {
     const SafetensorsReader file(path);
     std::vector<std::string> missing;

@@ -20,6 +20,7 @@
 #include "model/batch.h"
 #include "model/bert_config.h"
 #include "model/gpt2_config.h"
+#include "model/llama_config.h"
 #include "model/model.h"
 #include "optim/moments.h"
 
@@ -61,7 +62,7 @@ void load_model_weights(Model& model, const std::string& path);
 std::vector<std::string> load_matching_weights(Model& model, const std::string& path);
 // The architecture and shape recorded in a model.safetensors (Model::config_json()).
 nlohmann::json read_model_json(const std::string& path);
-// The architecture recorded in a model.safetensors: "gpt2", "bert" or "distilbert".
+// The architecture recorded in a model.safetensors: "gpt2", "llama", "bert" or "distilbert".
 std::string read_model_arch(const std::string& path);
 
 // Whether ARCH is an encoder the Bert class computes: "bert" or "distilbert".
@@ -71,6 +72,7 @@ inline bool is_bert_family(const std::string& arch) { return arch == "bert" || a
 // architecture.
 Gpt2Config read_model_config(const std::string& path);
 BertConfig read_bert_config(const std::string& path);
+LlamaConfig read_llama_config(const std::string& path);
 
 // Files a checkpoint holds beside the weights, as (name, content): config.toml, a task's own.
 using CheckpointFiles = std::vector<std::pair<std::string, std::string>>;

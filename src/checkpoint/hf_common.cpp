@@ -64,6 +64,11 @@ json read_hf_config_json(const std::string& path) {
     }
 }
 
+std::string hf_model_type(const std::string& dir) {
+    const std::string path = dir + "/config.json";
+    return read_hf_config(path, [&](const json& j) { return hf_config_field(j, "model_type", std::string(), path); });
+}
+
 void throw_hf_config_type_error(const std::string& path, const nlohmann::json::exception& e) {
     // nlohmann's text after its "[json.exception...] " tag: "type must be string, but is number".
     const std::string what = e.what();

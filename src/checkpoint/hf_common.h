@@ -18,6 +18,8 @@ namespace lmforge {
 
 // DIR/config.json parsed; InputError naming the file if it is missing or not JSON.
 nlohmann::json read_hf_config_json(const std::string& path);
+// DIR/config.json's model_type ("gpt2", "llama", "bert", ...); "" where it has none.
+std::string hf_model_type(const std::string& dir);
 
 [[noreturn]] void throw_hf_config_type_error(const std::string& path, const nlohmann::json::exception& e);
 [[noreturn]] void throw_hf_config_field_error(const std::string& path, const char* key, const char* expected,

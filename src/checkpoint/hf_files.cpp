@@ -4,6 +4,7 @@
 
 #include "checkpoint/hf_bert.h"
 #include "checkpoint/hf_gpt2.h"
+#include "checkpoint/hf_llama.h"
 #include "model/bert.h"
 #include "model/gpt2.h"
 #include "tokenizer/encoder_specials.h"
@@ -34,10 +35,24 @@ CheckpointFiles bert_files(const Bert& model, const Tokenizer* tokenizer, const 
     return {{"config.json", hf_bert_config(model.config(), pad, labels).dump(2) + "\n"}};
 }
 
+CheckpointFiles llama_files(const Llama& model, const Tokenizer* tokenizer, const std::vector<std::string>& labels) {
+    std::optional<TokenId> eot = tokenizer != nullptr ? tokenizer->eot_id() : std::nullopt;
+    if (eot && *eot >= model.vocab_size()) eot.reset();
+    const nlohmann::json eos = eot ? nlohmann::json(*eot) : nlohmann::json(nullptr);
+    CheckpointFiles files = {{"config.json", hf_llama_config(model.config(), eos, labels).dump(2) + "\n"},
+                             {"generation_config.json",
+                              nlohmann::json{{"bos_token_id", eos}, {"eos_token_id", eos}}.dump(2) + "\n"}};
+    if (tokenizer != nullptr) {
+        for (auto& f : hf_gpt2_tokenizer_files(*tokenizer, model.config().block_size)) files.push_back(std::move(f));
+    }
+    return files;
+}
+
 }  // namespace
 
 CheckpointFiles hf_files(const Model& model, const Tokenizer* tokenizer, const std::vector<std::string>& label_names) {
     if (const auto* gpt2 = dynamic_cast<const Gpt2*>(&model)) return gpt2_files(*gpt2, tokenizer, label_names);
+    if (const auto* llama = dynamic_cast<const Llama*>(&model)) return llama_files(*llama, tokenizer, label_names);
     return bert_files(dynamic_cast<const Bert&>(model), tokenizer, label_names);
 }
 

@@ -20,7 +20,7 @@
 #include "checkpoint/checkpoint.h"
 #include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
-#include "model/gpt2.h"
+#include "checkpoint/recorded_model.h"
 #include "train/multiple_choice.h"
 #include "train/evaluator.h"
 
@@ -61,10 +61,9 @@ void add_eval_command(CLI::App& app) {
         const auto comm = make_communicator();
         backend::set_threads(f->threads.value_or(default_threads(*comm)), "--threads");
         const std::string weights = f->checkpoint + "/model.safetensors";
-        const Gpt2Config cfg = read_model_config(weights);
         auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
-        Gpt2 model(cfg, *gemm);
-        load_model_weights(model, weights);
+        const std::unique_ptr<CausalLm> lm = load_recorded_causal_lm(weights, *gemm, "eval");
+        CausalLm& model = *lm;
         if (!f->multiple_choice.empty()) {
             const std::string saved = find_run_tokenizer(f->checkpoint);
             const auto tokenizer = open_tokenizer(
@@ -79,9 +78,9 @@ void add_eval_command(CLI::App& app) {
             fmt::print("{}\n", j.dump());
             return;
         }
-        const int64_t T = f->seq_len > 0 ? f->seq_len : cfg.block_size;
+        const int64_t T = f->seq_len > 0 ? f->seq_len : model.context_length();
         model.plan(f->batch_size, T);
-        DataLoader loader({f->data, f->split, f->batch_size, T, 0, 1, false, 0, cfg.vocab_size});
+        DataLoader loader({f->data, f->split, f->batch_size, T, 0, 1, false, 0, model.vocab_size()});
         const LossSum r = evaluate_windows(model, loader, f->batches * f->batch_size);
         if (comm->rank() != 0) return;  // under mpirun every rank computes alike; one answers
         const int64_t all = loader.windows_per_epoch();

@@ -21,6 +21,7 @@
 #include "checkpoint/hf_bert.h"
 #include "checkpoint/hf_common.h"
 #include "checkpoint/hf_gpt2.h"
+#include "checkpoint/hf_llama.h"
 #include "tokenizer/encoder_specials.h"
 #include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
@@ -53,6 +54,24 @@ std::vector<std::string> names_for(std::vector<std::string> names, int64_t num_l
     return {};
 }
 
+void export_llama(const std::string& checkpoint, const std::string& hf, Dtype dtype) {
+    const std::string weights = checkpoint + "/model.safetensors";
+    auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
+    Llama model(read_llama_config(weights), *gemm);
+    load_model_weights(model, weights);
+    const std::string tokenizer_dir = find_run_tokenizer(checkpoint);
+    const auto tokenizer = tokenizer_dir.empty() ? nullptr : open_tokenizer(tokenizer_dir, data_home());
+    std::optional<TokenId> eot = tokenizer ? tokenizer->eot_id() : std::nullopt;
+    if (eot && *eot >= model.vocab_size()) eot.reset();
+    const auto files = tokenizer ? hf_gpt2_tokenizer_files(*tokenizer, model.config().block_size)
+                                 : std::vector<std::pair<std::string, std::string>>{};
+    save_hf_llama(model, hf, eot ? nlohmann::json(*eot) : nlohmann::json(nullptr),
+                  names_for(checkpoint_label_names(checkpoint), model.num_labels()), dtype, files);
+    fmt::print("exported {} to {} ({}{})\n", checkpoint, hf,
+               model.num_labels() > 0 ? "LlamaForSequenceClassification" : "LlamaForCausalLM",
+               files.empty() ? "" : ", tokenizer as vocab.json + merges.txt");
+}
+
 }  // namespace
 
 void add_export_command(CLI::App& app) {
@@ -61,7 +80,7 @@ void add_export_command(CLI::App& app) {
         bool overwrite = false;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("export", "Export a checkpoint as a Hugging Face GPT-2, BERT or DistilBERT directory");
+    CLI::App* cmd = app.add_subcommand("export", "Export a checkpoint as a Hugging Face GPT-2, Llama, BERT or DistilBERT directory");
     cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint directory (model.safetensors)")->required();
     cmd->add_option("--hf", f->hf, "Directory to write (config.json, model.safetensors)")->required();
     cmd->add_option("--dtype", f->dtype, "Weights' type in model.safetensors: f32, f16 or bf16 (rounded to nearest)");
@@ -87,6 +106,10 @@ void add_export_command(CLI::App& app) {
             }
             save_hf_bert(model, f->hf, pad, names_for(checkpoint_label_names(f->checkpoint), model.num_labels()), dtype);
             fmt::print("exported {} to {} ({})\n", f->checkpoint, f->hf, hf_bert_architecture(model.config()));
+            return;
+        }
+        if (read_model_arch(weights) == "llama") {
+            export_llama(f->checkpoint, f->hf, dtype);
             return;
         }
         const Gpt2Config cfg = read_model_config(weights);

@@ -15,6 +15,7 @@
 #include "checkpoint/hf_bert.h"
 #include "checkpoint/hf_common.h"
 #include "checkpoint/hf_gpt2.h"
+#include "checkpoint/hf_llama.h"
 #include "tokenizer/tokenizer_io.h"
 
 namespace lmforge::cli {
@@ -43,6 +44,36 @@ void save_label_names(const std::string& hf, int64_t num_labels, const std::stri
     }
 }
 
+// Writes the checkpoint of a causal model: its weights, the directory's tokenizer where it has
+// one, and a classifier's class names. Returns whether a tokenizer was written.
+bool publish_causal(const Model& model, const std::string& hf, const std::string& output) {
+    const auto tokenizer = hf_tokenizer(hf);
+    // Ids past the model's vocabulary would fail at the first text that holds them.
+    if (tokenizer && tokenizer->vocab_size() > model.vocab_size()) {
+        throw InputError(fmt::format("{}: its tokenizer has {} tokens, the model's vocabulary {}", hf,
+                                     tokenizer->vocab_size(), model.vocab_size()),
+                         "the directory's tokenizer files belong to another model");
+    }
+    publish_directory(output, [&](const std::string& tmp) {
+        save_model_weights(model, tmp + "/model.safetensors");
+        if (tokenizer) tokenizer->save(tmp + "/tokenizer");
+        save_label_names(hf, model.num_labels(), tmp);
+    });
+    return tokenizer != nullptr;
+}
+
+void import_llama(const std::string& hf, const std::string& output) {
+    const LlamaConfig cfg = read_hf_llama_config(hf);
+    auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
+    Llama model(cfg, *gemm);
+    load_hf_llama_weights(model, hf);
+    const bool with_tokenizer = publish_causal(model, hf, output);
+    fmt::print("imported {} (Llama, {} layers, {} heads ({} key/value), width {}, vocabulary {}, context {}: {} "
+               "parameters){} into {}\n",
+               hf, cfg.n_layer, cfg.n_head, cfg.n_kv_head, cfg.n_embd, cfg.vocab_size, cfg.block_size,
+               model.layout().count(), with_tokenizer ? " with its tokenizer" : "", output);
+}
+
 }  // namespace
 
 void add_import_command(CLI::App& app) {
@@ -51,7 +82,7 @@ void add_import_command(CLI::App& app) {
         bool overwrite = false;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("import", "Import Hugging Face GPT-2, BERT or DistilBERT weights as an lmforge checkpoint");
+    CLI::App* cmd = app.add_subcommand("import", "Import Hugging Face GPT-2, Llama, BERT or DistilBERT weights as an lmforge checkpoint");
     cmd->add_option("--hf", f->hf, "Hugging Face model directory (save_pretrained: config.json, model.safetensors)")
         ->required();
     cmd->add_option("--output", f->output, "Checkpoint directory to write")->required();
@@ -73,25 +104,18 @@ void add_import_command(CLI::App& app) {
                        model.layout().count(), f->output);
             return;
         }
+        if (hf_model_type(f->hf) == "llama") {
+            import_llama(f->hf, f->output);
+            return;
+        }
         const Gpt2Config cfg = read_hf_gpt2_config(f->hf);
         auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
         Gpt2 model(cfg, *gemm);
         load_hf_gpt2_weights(model, f->hf);
-        const auto tokenizer = hf_tokenizer(f->hf);
-        // Ids past the model's vocabulary would fail at the first text that holds them.
-        if (tokenizer && tokenizer->vocab_size() > cfg.vocab_size) {
-            throw InputError(fmt::format("{}: its tokenizer has {} tokens, the model's vocabulary {}", f->hf,
-                                         tokenizer->vocab_size(), cfg.vocab_size),
-                             "the directory's tokenizer files belong to another model");
-        }
-        publish_directory(f->output, [&](const std::string& tmp) {
-            save_model_weights(model, tmp + "/model.safetensors");
-            if (tokenizer) tokenizer->save(tmp + "/tokenizer");
-            save_label_names(f->hf, cfg.num_labels, tmp);
-        });
+        const bool with_tokenizer = publish_causal(model, f->hf, f->output);
         fmt::print("imported {} ({} layers, {} heads, width {}, vocabulary {}, context {}: {} parameters){} into {}\n",
                    f->hf, cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.vocab_size, cfg.block_size,
-                   model.layout().count(), tokenizer ? " with its tokenizer" : "", f->output);
+                   model.layout().count(), with_tokenizer ? " with its tokenizer" : "", f->output);
     });
 }
 

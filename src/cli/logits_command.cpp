@@ -17,6 +17,7 @@
 #include "core/file_io.h"
 #include "checkpoint/checkpoint.h"
 #include "model/bert.h"
+#include "checkpoint/recorded_model.h"
 #include "model/gpt2.h"
 #include "io/safetensors.h"
 
@@ -55,21 +56,12 @@ struct Logits {
 Logits run_model(const std::string& weights, const std::string& ids_text) {
     auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
     const bool bert = is_bert_family(read_model_arch(weights));
-    std::unique_ptr<Model> model;
-    int64_t context = 0;
-    if (bert) {
-        const BertConfig cfg = read_bert_config(weights);
-        context = cfg.max_position;
-        model = std::make_unique<Bert>(cfg, *gemm);
-    } else {
-        const Gpt2Config cfg = read_model_config(weights);
-        context = cfg.block_size;
-        model = std::make_unique<Gpt2>(cfg, *gemm);
-    }
+    const std::unique_ptr<Model> model = load_recorded_model(weights, *gemm);
+    const int64_t context = bert ? static_cast<Bert&>(*model).config().max_position
+                                 : static_cast<CausalLm&>(*model).context_length();
     const std::vector<int32_t> ids = parse_ids(ids_text, model->vocab_size());
     const auto T = static_cast<int64_t>(ids.size());
     if (T > context) throw InputError(fmt::format("--ids: {} tokens exceed the model's context of {}", T, context));
-    load_model_weights(*model, weights);
     const int64_t V = model->vocab_size(), L = model->num_labels();
     const Batch batch{.B = 1, .T = T, .inputs = ids, .lengths = {static_cast<int32_t>(T)}};
     model->forward(batch);

@@ -18,7 +18,7 @@
 #include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
 #include "tokenizer/utf8_stream.h"
-#include "model/gpt2.h"
+#include "checkpoint/recorded_model.h"
 #include "train/sampler.h"
 
 namespace lmforge::cli {
@@ -66,11 +66,11 @@ void add_sample_command(CLI::App& app) {
         const auto tokenizer = tokenizer_for(f->checkpoint, f->tokenizer);
         const std::string weights = f->checkpoint + "/model.safetensors";
         auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
-        Gpt2 model(read_model_config(weights), *gemm);
-        load_model_weights(model, weights);
+        const std::unique_ptr<CausalLm> lm = load_recorded_causal_lm(weights, *gemm, "sample");
+        CausalLm& model = *lm;
         const int32_t eot = tokenizer->eot_id().value_or(0);
         std::vector<int32_t> prompt = f->prompt.empty() ? std::vector<int32_t>{eot} : tokenizer->encode(f->prompt);
-        const int64_t context = model.config().block_size;
+        const int64_t context = model.context_length();
         if (static_cast<int64_t>(prompt.size()) > context) {
             throw InputError(fmt::format("--prompt is {} tokens, longer than the model's context ({} tokens)",
                                          prompt.size(), context),

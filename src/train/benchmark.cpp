@@ -9,6 +9,7 @@
 #include "core/rng.h"
 #include "core/sysinfo.h"
 #include "core/timer.h"
+#include <nlohmann/json.hpp>
 #include "distributed/comm_single.h"
 #include "distributed/data_parallel.h"
 #include "model/gpt2.h"
@@ -30,9 +31,17 @@ double mean_of(const std::vector<double>& x) {
 
 }  // namespace
 
-double flops_per_token(const Gpt2Config& cfg, int64_t params, int64_t T) {
-    const double matmul_params = static_cast<double>(params - cfg.block_size * cfg.n_embd);
-    return 6.0 * matmul_params + 12.0 * cfg.n_layer * cfg.n_embd * T;
+double flops_per_token(const Model& model, int64_t T) {
+    const auto j = nlohmann::json::parse(model.config_json());
+    const bool untied_head = model.layout().specs().back().name == "lm_head.weight";
+    double matmul_params = 0;
+    for (const ParamSpec& s : model.layout().specs()) {
+        // Lookups, not products: GPT-2's positions, and the token embedding where a separate
+        // matrix is the LM head.
+        if (s.name == "wpe.weight" || (untied_head && s.name == "model.embed_tokens.weight")) continue;
+        matmul_params += static_cast<double>(s.numel);
+    }
+    return 6.0 * matmul_params + 12.0 * j["n_layer"].get<double>() * static_cast<double>(model.width()) * T;
 }
 
 BenchResult run_benchmark(const BenchOptions& opts) {
@@ -87,7 +96,7 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     r.step_ms_mean = mean_of(times) * 1e3;
     r.step_ms_max = times.back() * 1e3;
     r.tokens_per_s = static_cast<double>(opts.batch * opts.seq) / median;
-    r.model_gflops = flops_per_token(opts.model, r.params, opts.seq) * r.tokens_per_s / 1e9;
+    r.model_gflops = flops_per_token(model, opts.seq) * r.tokens_per_s / 1e9;
     r.utilisation = r.model_gflops / opts.peak_gflops;
     r.max_rss_mb = peak_rss_mb();
     r.activation_mb = static_cast<double>(model.activation_bytes()) / 1048576.0;

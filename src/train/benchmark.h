@@ -11,6 +11,7 @@
 #include "backend/gemm.h"
 #include "model/gpt2_config.h"
 #include "model/gpt2_acts.h"
+#include "model/model.h"
 #include "model/precision.h"
 #include "optim/moments.h"
 
@@ -50,10 +51,11 @@ struct BenchResult {
     std::vector<std::pair<std::string, double>> profile;
 };
 
-// FLOPs of one training step per token: 6 per matmul parameter (forward 2, backward 4; the
-// position table is a lookup, not a matmul) plus causal attention's QKᵀ and AV counted over
-// the full T×T, 12·L·C·T — the same count as the PyTorch reference.
-double flops_per_token(const Gpt2Config& cfg, int64_t params, int64_t T);
+// FLOPs of one training step per token of a causal model: 6 per matmul parameter (forward 2,
+// backward 4; GPT-2's position table and an untied token embedding are lookups, not matmuls)
+// plus causal attention's QKᵀ and AV counted over the full T×T, 12·L·C·T — the same count as
+// the PyTorch reference.
+double flops_per_token(const Model& model, int64_t T);
 
 BenchResult run_benchmark(const BenchOptions& opts);
 

@@ -25,10 +25,12 @@ namespace {
 // Calls v(name, field, doc) for every key, in documentation order.
 template <class V>
 void visit_config(TrainConfig& c, V&& v) {
-    v("model.preset", c.model.preset, "the architecture and size: GPT-2's gpt2, gpt2-medium, gpt2-large, gpt2-xl, gpt2-mini, gpt2-micro, gpt2-nano, or a BERT encoder's bert-tiny, bert-mini, bert-small, bert-medium, bert-base, bert-large, distilbert-base (for classify and mlm); the keys below override it");
+    v("model.preset", c.model.preset, "the architecture and size: GPT-2's gpt2, gpt2-medium, gpt2-large, gpt2-xl, gpt2-mini, gpt2-micro, gpt2-nano, a Llama's smollm2-135m, smollm2-360m, tinyllama-1.1b, llama-3.2-1b (llama-1b), llama-micro, llama-nano, or a BERT encoder's bert-tiny, bert-mini, bert-small, bert-medium, bert-base, bert-large, distilbert-base (for classify and mlm); the keys below override it");
     v("model.n_layer", c.model.n_layer, "transformer blocks; 0: the preset's");
     v("model.n_head", c.model.n_head, "attention heads; 0: the preset's");
     v("model.n_embd", c.model.n_embd, "width C (BERT: hidden, with the feed-forward 4 C); 0: the preset's");
+    v("model.n_kv_head", c.model.n_kv_head, "Llama: key/value heads, dividing n_head (grouped-query attention); 0: the preset's, in the same proportion to n_head");
+    v("model.intermediate", c.model.intermediate, "Llama: the SwiGLU MLP's width; 0: the preset's, in the same proportion to n_embd");
     v("model.block_size", c.model.block_size, "longest sequence (rows of the position table; BERT: max_position); 0: the preset's, raised to train.seq_len");
     v("model.vocab_size", c.model.vocab_size, "vocabulary; 0: the data's tokenizer's");
     v("model.init_from", c.model.init_from, "a checkpoint directory whose weights start the run (optimizer state is not taken)");
@@ -402,6 +404,7 @@ void validate_config(const TrainConfig& c) {
     require(!c.data.dir.empty(), "data.dir", "\"\"", "must name the directory of token shards");
     for (const auto& [key, v] : {std::pair{"model.n_layer", c.model.n_layer}, {"model.n_head", c.model.n_head},
                                  {"model.n_embd", c.model.n_embd}, {"model.block_size", c.model.block_size},
+                                 {"model.n_kv_head", c.model.n_kv_head}, {"model.intermediate", c.model.intermediate},
                                  {"model.vocab_size", c.model.vocab_size}, {"train.total_batch_tokens", c.train.total_batch_tokens},
                                  {"train.threads", c.train.threads}, {"optim.warmup_steps", c.optim.warmup_steps},
                                  {"eval.every", c.eval.every},

@@ -16,6 +16,7 @@ struct TrainConfig {
     struct Model {
         std::string preset = "gpt2-mini";
         int64_t n_layer = 0, n_head = 0, n_embd = 0;  // 0: from the preset
+        int64_t n_kv_head = 0, intermediate = 0;        // Llama's; 0: from the preset
         int64_t block_size = 0;  // 0: from the preset, raised to train.seq_len if shorter
         int64_t vocab_size = 0;  // 0: the data's tokenizer's
         std::string init_from;   // a checkpoint directory to start from (weights only)

@@ -23,7 +23,7 @@ namespace {
 class LmTask final : public Task {
 public:
     LmTask(const TrainConfig& cfg, const Tokenizer* tokenizer)
-        : cfg_(cfg), tokenizer_(tokenizer), T_(cfg.train.seq_len), model_cfg_(model_config(cfg, T_)),
+        : cfg_(cfg), tokenizer_(tokenizer), T_(cfg.train.seq_len), shape_(causal_model_shape(cfg, T_)),
           sample_rng_(static_cast<uint64_t>(cfg.sample.seed)) {
         train_shards_ = find_shards(cfg.data.dir, "train");
         // No validation shards: no evaluation, said once. Shards that are there but damaged, or
@@ -38,7 +38,7 @@ public:
 
     const char* name() const override { return "lm"; }
     std::unique_ptr<Model> make_model(backend::Gemm& gemm, Precision precision) override {
-        return std::make_unique<Gpt2>(model_cfg_, gemm, precision, parse_recompute(cfg_.train.recompute));
+        return lmforge::make_model(cfg_, T_, 0, gemm, precision, parse_recompute(cfg_.train.recompute));
     }
     int64_t max_seq_len() const override { return T_; }
 
@@ -60,10 +60,10 @@ public:
         const auto seed = static_cast<uint64_t>(cfg_.train.seed);
         train_ = std::make_unique<DataLoader>(DataLoaderOptions{cfg_.data.dir, "train", plan.B, T_, plan.rank,
                                                                 plan.world, cfg_.data.shuffle, seed,
-                                                                model_cfg_.vocab_size});
+                                                                shape_.vocab_size});
         if (!val_shards_.empty()) {
             val_ = std::make_unique<DataLoader>(DataLoaderOptions{cfg_.data.dir, "val", plan.B, T_, plan.rank,
-                                                                  plan.world, false, seed, model_cfg_.vocab_size});
+                                                                  plan.world, false, seed, shape_.vocab_size});
         }
     }
     void next_batch(Batch& batch) override {
@@ -106,7 +106,7 @@ public:
                            T_);
     }
     double flops_per_token(const Model& model) const override {
-        return lmforge::flops_per_token(model_cfg_, model.layout().count(), T_);
+        return lmforge::flops_per_token(model, T_);
     }
     std::vector<std::string> samples(Model& model, backend::Gemm& gemm, int64_t count) override {
         std::vector<std::string> texts;
@@ -120,7 +120,7 @@ public:
     std::string report(Model& model, const ReportContext& ctx) override {
         (void)model;
         if (ctx.comm.rank() != 0 || !std::isfinite(ctx.val_loss)) return "";
-        const double unigram = check_shards(cfg_.data.dir, model_cfg_.vocab_size).unigram_val_loss;
+        const double unigram = check_shards(cfg_.data.dir, shape_.vocab_size).unigram_val_loss;
         if (!std::isfinite(unigram)) return "";
         const bool best_earlier = std::isfinite(ctx.best_val_loss) && ctx.best_val_loss < ctx.val_loss;
         const double loss = best_earlier ? ctx.best_val_loss : ctx.val_loss;
@@ -140,9 +140,9 @@ private:
         const bool sampling = cfg_.sample.every > 0 || cfg_.sample.count > 0;
         if (tokenizer_ == nullptr || cfg_.sample.prompt.empty() || !sampling) return;
         const size_t n = tokenizer_->encode_ordinary(cfg_.sample.prompt).size();
-        if (n > static_cast<size_t>(model_cfg_.block_size)) {
+        if (n > static_cast<size_t>(shape_.context)) {
             throw InputError(fmt::format("sample.prompt is {} tokens, longer than the model's context ({} tokens)", n,
-                                         model_cfg_.block_size),
+                                         shape_.context),
                              "shorten sample.prompt");
         }
     }
@@ -165,7 +165,7 @@ private:
     const TrainConfig& cfg_;
     const Tokenizer* tokenizer_;
     int64_t T_;
-    Gpt2Config model_cfg_;
+    CausalShape shape_;
     std::vector<std::string> train_shards_, val_shards_;
     std::unique_ptr<DataLoader> train_, val_;
     BatchPlan plan_;

@@ -12,6 +12,7 @@
 #include "data/prepare_record.h"
 #include "model/bert.h"
 #include "model/gpt2.h"
+#include "model/llama.h"
 
 namespace lmforge {
 
@@ -31,6 +32,8 @@ int64_t context_length(const TrainConfig& c, int64_t preset_context, int64_t seq
 }  // namespace
 
 bool is_encoder(const TrainConfig& c) { return BertConfig::is_preset(c.model.preset); }
+
+bool is_llama(const TrainConfig& c) { return LlamaConfig::is_preset(c.model.preset); }
 
 int64_t tokenizer_vocab_size(const TrainConfig& c) {
     const int64_t v = c.model.vocab_size > 0 ? c.model.vocab_size : data_vocab_size(c.data.dir);
@@ -55,6 +58,31 @@ Gpt2Config model_config(const TrainConfig& c, int64_t seq_len) {
     m.block_size = context_length(c, m.block_size, seq_len);
     m.validate();
     return m;
+}
+
+LlamaConfig llama_model_config(const TrainConfig& c, int64_t seq_len) {
+    LlamaConfig m = LlamaConfig::preset(c.model.preset);
+    const LlamaConfig preset = m;
+    if (c.model.n_layer > 0) m.n_layer = c.model.n_layer;
+    if (c.model.n_head > 0) m.n_head = c.model.n_head;
+    if (c.model.n_embd > 0) m.n_embd = c.model.n_embd;
+    m.n_kv_head = c.model.n_kv_head > 0 ? c.model.n_kv_head : std::max<int64_t>(1, m.n_head * preset.n_kv_head / preset.n_head);
+    // SwiGLU's width scales with the model's, kept a multiple of 8.
+    m.intermediate = c.model.intermediate > 0 ? c.model.intermediate
+                                              : (m.n_embd * preset.intermediate / preset.n_embd + 7) / 8 * 8;
+    m.vocab_size = tokenizer_vocab_size(c);
+    m.block_size = context_length(c, m.block_size, seq_len);
+    m.validate();
+    return m;
+}
+
+CausalShape causal_model_shape(const TrainConfig& c, int64_t seq_len) {
+    if (is_llama(c)) {
+        const LlamaConfig m = llama_model_config(c, seq_len);
+        return {m.vocab_size, m.block_size};
+    }
+    const Gpt2Config m = model_config(c, seq_len);
+    return {m.vocab_size, m.block_size};
 }
 
 EncoderSpecials encoder_specials(const TrainConfig& c) { return EncoderSpecials::after(tokenizer_vocab_size(c)); }
@@ -85,6 +113,12 @@ std::unique_ptr<Model> make_model(const TrainConfig& c, int64_t seq_len, int64_t
         m.validate();
         return std::make_unique<Bert>(m, gemm, precision);
     }
+    if (is_llama(c)) {
+        LlamaConfig m = llama_model_config(c, seq_len);
+        m.num_labels = num_labels;
+        m.validate();
+        return std::make_unique<Llama>(m, gemm, precision, recompute);
+    }
     Gpt2Config m = model_config(c, seq_len);
     m.num_labels = num_labels;
     m.validate();
@@ -96,7 +130,7 @@ void load_init_from(Model& model, const std::string& dir) {
     const std::vector<std::string> missing = load_matching_weights(model, path);
     if (missing.size() == model.layout().specs().size()) {
         throw InputError(fmt::format("{}: holds none of this model's tensors", path),
-                         "model.init_from must be a checkpoint of the same architecture (gpt2 or bert)");
+                         "model.init_from must be a checkpoint of the same architecture (gpt2, llama or bert)");
     }
     log::info("weights from {}{}", dir, missing.empty() ? "" : fmt::format(" (new: {})", fmt::join(missing, ", ")));
 }

@@ -10,6 +10,7 @@
 #include "distributed/data_parallel.h"
 #include "model/bert_config.h"
 #include "model/gpt2_config.h"
+#include "model/llama_config.h"
 #include "model/gpt2_acts.h"
 #include "model/model.h"
 #include "tokenizer/encoder_specials.h"
@@ -19,6 +20,8 @@ namespace lmforge {
 
 // model.preset names a BERT preset (bert-tiny .. bert-large): an encoder.
 bool is_encoder(const TrainConfig& c);
+// model.preset names a Llama preset (smollm2-135m, llama-3.2-1b, ...).
+bool is_llama(const TrainConfig& c);
 
 // Where the run's tokenizer comes from: data.tokenizer, else the files beside the shards.
 inline std::string data_tokenizer_spec(const TrainConfig& c) {
@@ -32,13 +35,21 @@ int64_t tokenizer_vocab_size(const TrainConfig& c);
 // model.* over the preset; the vocabulary from tokenizer_vocab_size; block_size at least
 // seq_len (InputError if set below it).
 Gpt2Config model_config(const TrainConfig& c, int64_t seq_len);
+// The same for Llama (model.n_kv_head and model.intermediate too; where n_head or n_embd are
+// set and they are not, in the preset's proportions).
+LlamaConfig llama_model_config(const TrainConfig& c, int64_t seq_len);
+// What the tasks of a causal model need before it exists: its vocabulary and context.
+struct CausalShape {
+    int64_t vocab_size, context;
+};
+CausalShape causal_model_shape(const TrainConfig& c, int64_t seq_len);
 // The same for BERT (n_embd sets hidden, with the feed-forward 4 · hidden; block_size sets
 // max_position); the vocabulary is the tokenizer's plus the encoder's special tokens.
 BertConfig bert_model_config(const TrainConfig& c, int64_t seq_len);
 // The encoder's special tokens for this config's data.
 EncoderSpecials encoder_specials(const TrainConfig& c);
 
-// GPT-2 or BERT as the config says, with num_labels classes (0: its language-model head).
+// GPT-2, Llama or BERT as the config says, with num_labels classes (0: its language-model head).
 std::unique_ptr<Model> make_model(const TrainConfig& c, int64_t seq_len, int64_t num_labels, backend::Gemm& gemm,
                                   Precision precision, Recompute recompute);
 

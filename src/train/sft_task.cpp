@@ -36,7 +36,7 @@ public:
 
     const char* name() const override { return "sft"; }
     std::unique_ptr<Model> make_model(backend::Gemm& gemm, Precision precision) override {
-        return std::make_unique<Gpt2>(model_config(cfg_, T()), gemm, precision, parse_recompute(cfg_.train.recompute));
+        return lmforge::make_model(cfg_, T(), 0, gemm, precision, parse_recompute(cfg_.train.recompute));
     }
     int64_t max_seq_len() const override { return T(); }
     int64_t epoch_size() const override { return data_.train.size(); }

@@ -108,9 +108,9 @@ TEST_P(TaskResume, ResumingOtherwiseIsOneLineAndChangesNothing) {
         EXPECT_NE(o.err.find(want), std::string::npos) << o.err;
         EXPECT_EQ(records(), before) << args;
     };
-    // Another model: the width (GPT-2's n_embd, BERT's hidden).
-    // (Without the hidden-state term, which would refuse the width first.)
-    refused("--set model.n_embd=16 --set distill.cosine_weight=0", "the configuration 16");
+    // Another model: the width (GPT-2's n_embd, BERT's hidden; Llama's MLP width follows it and
+    // is named first). (Without the hidden-state term, which would refuse the width first.)
+    refused("--set model.n_embd=16 --set distill.cosine_weight=0", "the checkpoint's model has");
     // Another task on its own data: lm's run directory as sft, every other as lm.
     const test::TaskCase other = GetParam().task == "lm" ? test::task_cases()[4] : test::task_cases()[0];
     const std::string other_data = test::prepare_task_data(*this, other, "other-data");

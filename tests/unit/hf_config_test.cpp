@@ -6,6 +6,7 @@
 
 #include "checkpoint/hf_bert.h"
 #include "checkpoint/hf_gpt2.h"
+#include "checkpoint/hf_llama.h"
 #include "temp_dir.h"
 #include "test_util.h"
 
@@ -52,6 +53,36 @@ TEST_F(HfConfig, DeeplyNestedJsonIsRefused) {
     EXPECT_NE(test::input_error_of([&] { read_hf_gpt2_config(path("hf")); })
                   .find(path("hf/config.json") + ": JSON nested deeper than 64 levels"),
               std::string::npos);
+}
+
+// Llama configs lmforge does not compute are refused in one line naming the field.
+TEST_F(HfConfig, LlamaConfigsLmforgeDoesNotComputeAreRefusedByField) {
+    const nlohmann::json llama = {{"model_type", "llama"},     {"num_hidden_layers", 1}, {"num_attention_heads", 4},
+                                  {"num_key_value_heads", 2}, {"hidden_size", 32},      {"intermediate_size", 48},
+                                  {"vocab_size", 10},         {"max_position_embeddings", 16}};
+    EXPECT_EQ(read_hf_llama_config(dir_with(llama)).n_kv_head, 2);
+    struct Case {
+        const char* key;
+        nlohmann::json value;
+        std::string want;
+    };
+    const std::vector<Case> cases = {
+        {"num_key_value_heads", 3, "num_key_value_heads = 3 does not divide num_attention_heads = 4"},
+        {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}, "rope_scaling.rope_type = \"yarn\" is not supported"},
+        {"rope_parameters", {{"rope_type", "dynamic"}, {"rope_theta", 1e4}},
+         "rope_parameters.rope_type = \"dynamic\" is not supported"},
+        {"hidden_act", "gelu", "hidden_act = \"gelu\" is not supported"},
+        {"attention_bias", true, "attention_bias = true is not supported"},
+        {"head_dim", 16, "head_dim = 16 is not hidden_size / num_attention_heads = 8"},
+    };
+    for (const Case& c : cases) {
+        nlohmann::json config = llama;
+        config[c.key] = c.value;
+        const std::string dir = dir_with(config);
+        const std::string message = test::input_error_of([&] { read_hf_llama_config(dir); });
+        EXPECT_NE(message.find(dir + "/config.json: " + c.want), std::string::npos) << message;
+        EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    }
 }
 
 }  // namespace

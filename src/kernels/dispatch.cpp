@@ -138,6 +138,8 @@ LMFORGE_KERNEL(void, encoder_backward,
                (dwte, dwpe, dout, inp, B, T, C))
 LMFORGE_KERNEL(void, token_embedding_forward, (float* out, const int32_t* inp, const float* wte, int64_t N, int64_t C),
                (out, inp, wte, N, C))
+LMFORGE_KERNEL(void, token_embedding_forward, (float* out, const int32_t* inp, const uint16_t* wte, int64_t N, int64_t C),
+               (out, inp, wte, N, C))
 LMFORGE_KERNEL(void, token_embedding_backward,
                (float* dwte, const float* dout, const int32_t* inp, int64_t N, int64_t C), (dwte, dout, inp, N, C))
 

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include "backend/threads.h"
+#include "core/bf16.h"
 
 #include "kernels/isa_begin.h"
 
@@ -54,6 +55,16 @@ void token_embedding_forward(float* out, const int32_t* inp, const float* wte, i
         float* o = out + n * C;
 #pragma omp simd
         for (int64_t c = 0; c < C; c++) o[c] = tok[c];
+    }
+}
+
+void token_embedding_forward(float* out, const int32_t* inp, const uint16_t* wte, int64_t N, int64_t C) {
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < N; n++) {
+        const uint16_t* tok = wte + static_cast<int64_t>(inp[n]) * C;
+        float* o = out + n * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; c++) o[c] = from_bf16(tok[c]);
     }
 }
 

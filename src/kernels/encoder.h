@@ -18,6 +18,9 @@ void encoder_backward(float* dwte, float* dwpe, const float* dout, const int32_t
 // out (N, C) = wte[inp[n]]. inp (N) ids < V (checked by the caller); wte (V, C).
 void token_embedding_forward(float* out, const int32_t* inp, const float* wte, int64_t N, int64_t C);
 
+// The same from a bfloat16 table (LoRA's frozen base in mixed precision), widened exactly.
+void token_embedding_forward(float* out, const int32_t* inp, const uint16_t* wte, int64_t N, int64_t C);
+
 // Accumulates (+=): dwte[inp[n]] += dout[n], in an order fixed whatever the thread count.
 void token_embedding_backward(float* dwte, const float* dout, const int32_t* inp, int64_t N, int64_t C);
 

@@ -13,8 +13,10 @@ void linear_backward(backend::Gemm& gemm, float* dinp, float* dweight, float* db
                      const float* dout, const float* inp, const float* weight, int64_t N,
                      int64_t C, int64_t OC, WeightGrad mode) {
     if (dinp != nullptr) gemm.run({.M = N, .N = C, .K = OC}, dout, weight, dinp);
-    gemm.run({.M = OC, .N = C, .K = N, .trans_a = true, .accumulate = mode == WeightGrad::Accumulate},
-             dout, inp, dweight);
+    if (dweight != nullptr) {
+        gemm.run({.M = OC, .N = C, .K = N, .trans_a = true, .accumulate = mode == WeightGrad::Accumulate}, dout, inp,
+                 dweight);
+    }
     if (dbias != nullptr) bias_backward(dbias, dout, N, OC);
 }
 
@@ -27,8 +29,10 @@ void linear_backward_bf16(backend::Gemm& gemm, float* dinp, float* dweight, floa
                           const float* dout, const uint16_t* dout_bf16, const uint16_t* inp,
                           const uint16_t* weight, int64_t N, int64_t C, int64_t OC, WeightGrad mode) {
     if (dinp != nullptr) gemm.run_bf16({.M = N, .N = C, .K = OC}, dout_bf16, weight, dinp);
-    gemm.run_bf16({.M = OC, .N = C, .K = N, .trans_a = true, .accumulate = mode == WeightGrad::Accumulate},
-                  dout_bf16, inp, dweight);
+    if (dweight != nullptr) {
+        gemm.run_bf16({.M = OC, .N = C, .K = N, .trans_a = true, .accumulate = mode == WeightGrad::Accumulate},
+                      dout_bf16, inp, dweight);
+    }
     if (dbias != nullptr) bias_backward(dbias, dout, N, OC);
 }
 

@@ -15,8 +15,8 @@ void linear_forward(backend::Gemm& gemm, float* out, const float* inp, const flo
                     const float* bias, int64_t N, int64_t C, int64_t OC);
 
 // dinp (N, C) = dout · weight (written, so it needs no zeroing); dbias (OC) += column sums
-// of dout; dweight (OC, C) += doutᵀ · inp, or = with WeightGrad::Overwrite. dinp and dbias
-// may be null (not wanted).
+// of dout; dweight (OC, C) += doutᵀ · inp, or = with WeightGrad::Overwrite. dinp, dweight and
+// dbias may be null (not wanted; a frozen weight, LoRA's base, skips its GEMM).
 void linear_backward(backend::Gemm& gemm, float* dinp, float* dweight, float* dbias,
                      const float* dout, const float* inp, const float* weight, int64_t N,
                      int64_t C, int64_t OC, WeightGrad mode = WeightGrad::Accumulate);

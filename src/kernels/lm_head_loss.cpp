@@ -215,10 +215,12 @@ void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* lo
         }
         if (dbias != nullptr) bias_backward(dbias, dlogits_fp32, nr, s.V);
         run(gemm, {.M = nr, .N = s.C, .K = s.V}, dlogits_block, wte, dx + r0 * s.C);
-        run(gemm, {.M = s.V, .N = s.C, .K = nr, .trans_a = true, .accumulate = accumulate || r0 > 0}, dlogits_block,
-            xb, dwte);
+        if (dwte != nullptr) {
+            run(gemm, {.M = s.V, .N = s.C, .K = nr, .trans_a = true, .accumulate = accumulate || r0 > 0},
+                dlogits_block, xb, dwte);
+        }
     }
-    if (!accumulate) std::memset(dwte + s.V * s.C, 0, sizeof(float) * (s.Vp - s.V) * s.C);
+    if (!accumulate && dwte != nullptr) std::memset(dwte + s.V * s.C, 0, sizeof(float) * (s.Vp - s.V) * s.C);
 }
 
 template <class In>
@@ -240,10 +242,12 @@ void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float*
         }
         if (dbias != nullptr) bias_backward(dbias + c0, dlogits_fp32, s.N, nc);
         run(gemm, {.M = s.N, .N = s.C, .K = nc, .accumulate = c0 > 0}, dlogits_chunk, wte + c0 * s.C, dx);
-        run(gemm, {.M = nc, .N = s.C, .K = s.N, .trans_a = true, .accumulate = accumulate}, dlogits_chunk, x,
-            dwte + c0 * s.C);
+        if (dwte != nullptr) {
+            run(gemm, {.M = nc, .N = s.C, .K = s.N, .trans_a = true, .accumulate = accumulate}, dlogits_chunk, x,
+                dwte + c0 * s.C);
+        }
     }
-    if (!accumulate) std::memset(dwte + s.V * s.C, 0, sizeof(float) * (s.Vp - s.V) * s.C);
+    if (!accumulate && dwte != nullptr) std::memset(dwte + s.V * s.C, 0, sizeof(float) * (s.Vp - s.V) * s.C);
 }
 
 template void lm_head_loss_forward<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, const float*,

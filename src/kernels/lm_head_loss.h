@@ -70,7 +70,8 @@ int64_t lm_head_scratch(int64_t N, int64_t V, bool one_pass);
 // block is multiplied, and the block's dlogits feed both gradient GEMMs at once. That saves
 // the logits GEMM that lm_head_loss_backward repeats (a quarter of the head's work) for
 // s.rows · V floats of scratch instead of N · chunk. Writes what forward writes (losses, lse,
-// target_logit, row_max if not null) and what backward writes (dx =, dwte and dbias = or +=).
+// target_logit, row_max if not null) and what backward writes (dx =, dwte and dbias = or +=;
+// dwte null: a frozen head, LoRA's, skips its GEMM).
 // logits_block: s.rows · V floats; dlogits_block: as many In, which in fp32 may be
 // logits_block itself. Where lm_head_one_pass is false it is lm_head_loss_forward then
 // lm_head_loss_backward instead, on s.N · s.chunk of each (lm_head_scratch). With soft

@@ -88,8 +88,8 @@ void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const floa
         // Not a structured binding: clang cannot capture one in the `omp simd` loop below.
         const backend::Range slice =
             backend::thread_slice(C, omp_get_thread_num(), omp_get_num_threads());
-        const long c0 = slice.begin, c1 = slice.end;
-        for (int64_t n = 0; n < N; n++) {
+        const long c0 = slice.begin, c1 = dweight != nullptr ? slice.end : slice.begin;
+        for (int64_t n = 0; n < N && c0 < c1; n++) {
             const float* x = inp + n * C;
             const float* d = dout + n * C;
             const float s = rstd[n];

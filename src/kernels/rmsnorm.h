@@ -26,7 +26,8 @@ void residual_rmsnorm_forward(float* res, bf16* out, float* rstd, const float* a
                               const float* weight, int64_t N, int64_t C, float eps);
 
 // Accumulates (+=) into dinp (N, C) and dweight (C). dout, inp: (N, C); rstd: (N), as forward
-// saved it. dweight's sums over rows do not depend on the thread count.
+// saved it. dweight's sums over rows do not depend on the thread count. dweight null: a frozen
+// gain (LoRA's base), not summed.
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
                       const float* weight, const float* rstd, int64_t N, int64_t C);
 

@@ -21,6 +21,9 @@ struct Batch {
     // Distillation: the teacher's soft targets for the counted targets in row-major order
     // (soft_targets->rows of them); null: none. Owned by the task that sets it.
     const kernels::SoftTargets* soft_targets = nullptr;
+    // The optimizer step the batch trains: the key of the noise a training pass draws (LoRA's
+    // dropout masks), so that a resumed run draws what the uninterrupted one did.
+    int64_t step = 0;
 
     // Sizes the batch for (B, T) with inputs and targets of that size, no lengths or labels.
     void resize_for_tokens(int64_t batch, int64_t seq) {

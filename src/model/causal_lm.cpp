@@ -128,6 +128,8 @@ LossSum CausalLm::forward_backward(const Batch& batch, float grad_scale, bool ac
     if (classify ? batch.labels.empty() : batch.targets.empty()) {
         throw Error(fmt::format("forward_backward needs {}", classify ? "labels" : "targets"));
     }
+    training_ = true;
+    step_ = batch.step;
     forward_start(batch);
     const WeightGrad mode = begin_backward(accumulate);
     LossSum loss;
@@ -147,6 +149,7 @@ LossSum CausalLm::forward_backward(const Batch& batch, float grad_scale, bool ac
 }
 
 LossSum CausalLm::forward(const Batch& batch) {
+    training_ = false;
     forward_start(batch);
     if (dims_.L > 0) return classify_head(batch.lengths.data(), batch.labels.empty() ? nullptr : batch.labels.data());
     if (!batch.targets.empty()) return lm_head(batch.targets.data(), nullptr, WeightGrad::Overwrite);
@@ -163,7 +166,7 @@ void CausalLm::all_logits() {
     if (precision_ == Precision::Fp32) {
         gemm_.run(shape, io.x, io.w, logits_.data());
     } else {
-        gemm_.run_bf16(shape, io.x_h, half(io.w), logits_.data());
+        gemm_.run_bf16(shape, io.x_h, io.w_h, logits_.data());
     }
     lap("lm_head_fwd");
 }
@@ -245,13 +248,13 @@ void CausalLm::run_lm_head(const HeadRows& r, int64_t M, const float* grad_scale
                            r.row_max, soft);
     } else if (grad_scale != nullptr) {
         lm_head_loss_train(gemm_, lm_head_shape(M), r.losses, head_.lse, r.dx, io.dw, nullptr, accumulate, r.x_h,
-                           half(io.w), nullptr, r.targets, *grad_scale, head_.logits_chunk, head_.dlogits_chunk_h,
+                           io.w_h, nullptr, r.targets, *grad_scale, head_.logits_chunk, head_.dlogits_chunk_h,
                            r.target_logit, r.row_max, soft);
     } else if (precision_ == Precision::Fp32) {
         lm_head_loss_forward(gemm_, lm_head_shape(M), r.losses, head_.lse, r.x, io.w, nullptr, r.targets,
                              head_.logits_chunk, r.target_logit, r.row_max);
     } else {
-        lm_head_loss_forward(gemm_, lm_head_shape(M), r.losses, head_.lse, r.x_h, half(io.w), nullptr, r.targets,
+        lm_head_loss_forward(gemm_, lm_head_shape(M), r.losses, head_.lse, r.x_h, io.w_h, nullptr, r.targets,
                              head_.logits_chunk, r.target_logit, r.row_max);
     }
 }

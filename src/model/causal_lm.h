@@ -106,12 +106,14 @@ protected:
 
     // Where the heads read and write, in the body's planned activations: the final hidden
     // states (N, C) in fp32 (x) or, where only bf16 is kept, x_h; their gradient dx (N, C); the
-    // LM head matrix (Vp, C) and its gradient; the classifier (L, C) and its gradient.
+    // LM head matrix (Vp, C) in fp32 (w) or, in mixed precision, bf16 (w_h), and its gradient
+    // (null where it is frozen); the classifier (L, C) and its gradient.
     struct HeadIo {
         const float* x;
         const uint16_t* x_h;
         float* dx;
         const float* w;
+        const uint16_t* w_h;
         float* dw;
         const float* score;
         float* dscore;
@@ -130,6 +132,8 @@ protected:
     backend::Gemm& gemm_;
     int64_t B_ = 0, T_ = 0;
     const int32_t* inputs_ = nullptr;  // of the pass under way, for its backward
+    bool training_ = false;            // the pass under way has a backward (dropout applies)
+    int64_t step_ = 0;                 // its batch's optimizer step (Batch::step)
 
 private:
     // Plans for the batch, checks its ids, lengths and labels, and runs the body.

@@ -159,7 +159,8 @@ void Gpt2::plan_body(int64_t B, int64_t T) {
 }
 
 Gpt2::HeadIo Gpt2::head_io() const {
-    return {acts_.lnf, acts_.lnf_h, acts_.dln, p_.wte, g_.wte, p_.score, g_.score};
+    const uint16_t* wte_h = precision_ == Precision::Bf16 ? half(p_.wte) : nullptr;
+    return {acts_.lnf, acts_.lnf_h, acts_.dln, p_.wte, wte_h, g_.wte, p_.score, g_.score};
 }
 
 void Gpt2::head_matrix_untouched() { zero(g_.wte, cfg_.padded_vocab() * cfg_.n_embd); }

@@ -2,7 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <type_traits>
+#include <utility>
+#include <nlohmann/json.hpp>
+
+#include "core/bf16.h"
 #include "core/error.h"
+#include "io/safetensors.h"
 #include "kernels/attention.h"
 #include "kernels/bf16.h"
 #include "kernels/encoder.h"
@@ -16,70 +23,262 @@ namespace lmforge {
 
 using namespace kernels;
 
-Llama::Llama(const LlamaConfig& cfg, backend::Gemm& gemm, Precision precision, Recompute recompute)
-    : CausalLm(llama_param_layout(validated(cfg)), precision, gemm,
-               {.C = cfg.n_embd, .V = cfg.vocab_size, .Vp = cfg.padded_vocab(), .L = cfg.num_labels}),
+namespace {
+
+// The trainable tensors under LoRA: each layer's adapters in block order, then a classifier's
+// head, which trains whole (PEFT's modules_to_save); under PEFT's names.
+ParamLayout lora_layout(const LlamaConfig& cfg, const LoraOptions& lora) {
+    ParamLayout layout;
+    const int64_t C = cfg.n_embd, KV = cfg.kv_width(), I = cfg.intermediate, r = lora.rank;
+    const int64_t in[kLoraTargets] = {C, C, C, C, C, C, I};
+    const int64_t out[kLoraTargets] = {C, KV, KV, C, I, I, C};
+    for (int64_t l = 0; l < cfg.n_layer; l++) {
+        for (int t = 0; t < kLoraTargets; t++) {
+            if (!lora.targets[t]) continue;
+            layout.add(lora_tensor_name(l, static_cast<LoraTarget>(t), 'A'), {r, in[t]});
+            layout.add(lora_tensor_name(l, static_cast<LoraTarget>(t), 'B'), {out[t], r});
+        }
+    }
+    if (cfg.num_labels > 0) layout.add(kLoraScore, {cfg.num_labels, C});
+    return layout;
+}
+
+void check_lora(const LoraOptions& lora) {
+    if (!lora.enabled()) return;
+    if (!(lora.dropout >= 0.0 && lora.dropout < 1.0)) {
+        throw InputError(fmt::format("train.lora.dropout = {} must lie in [0, 1)", lora.dropout));
+    }
+    if (!(lora.alpha > 0.0) || !std::isfinite(lora.alpha)) {
+        throw InputError(fmt::format("train.lora.alpha = {} must be a positive number", lora.alpha));
+    }
+}
+
+// Tensor `name` of `file` (F32, F16 or BF16) into n elements of out, as T (float or bf16).
+template <class T>
+void read_frozen(const SafetensorsReader& file, const ParamSpec& s, T* out) {
+    if (!file.contains(s.name)) {
+        throw InputError(fmt::format("{}: no tensor '{}'", file.path(), s.name), "the base is of another model");
+    }
+    if (file.info(s.name).shape != s.shape) {
+        throw InputError(fmt::format("{}: tensor '{}' has another shape than this model's", file.path(), s.name));
+    }
+    std::vector<float> row(static_cast<size_t>(s.numel));
+    file.read_float(s.name, row);
+    for (int64_t i = 0; i < s.numel; i++) {
+        if constexpr (std::is_same_v<T, float>) {
+            out[i] = row[i];
+        } else {
+            out[i] = to_bf16(row[i]);
+        }
+    }
+    std::fill(out + s.numel, out + s.reserved, T{0});  // padding rows
+}
+
+}  // namespace
+
+Llama::Llama(const LlamaConfig& cfg, backend::Gemm& gemm, Precision precision, Recompute recompute,
+             const LoraOptions& lora)
+    : CausalLm(lora.enabled() ? lora_layout(validated(cfg), lora) : llama_param_layout(validated(cfg)), precision,
+               gemm, {.C = cfg.n_embd, .V = cfg.vocab_size, .Vp = cfg.padded_vocab(), .L = cfg.num_labels}),
       cfg_(cfg),
       recompute_(recompute),
+      lora_(lora),
       inv_freq_(cfg.head_size() / 2) {
-    p_ = bind_llama_params(cfg_, layout_, params_.data());
-    g_ = bind_llama_params(cfg_, layout_, grads_.data());
+    check_lora(lora_);
     const int64_t C = cfg_.n_embd;
-    for (int64_t l = 0; l < cfg_.n_layer; l++) {
-        block_begin_.push_back(layout_.find(fmt::format("model.layers.{}.input_layernorm.weight", l)).offset);
-        accumulated_grads_.emplace_back(g_.layers[l].input_norm, static_cast<size_t>(C));
-        accumulated_grads_.emplace_back(g_.layers[l].post_norm, static_cast<size_t>(C));
+    if (lora_.enabled()) {
+        bind_frozen();
+        bind_adapters();
+        accumulated_grads_.emplace_back(grads_.data(), grads_.size());  // adapters only add to theirs
+    } else {
+        p_ = bind_llama_params(cfg_, layout_, params_.data());
+        g_ = bind_llama_params(cfg_, layout_, grads_.data());
+        if (precision_ == Precision::Bf16) ph_ = bind_llama_params(cfg_, layout_, std::as_const(params_h_).data());
+        for (int64_t l = 0; l < cfg_.n_layer; l++) {
+            block_begin_.push_back(layout_.find(fmt::format("model.layers.{}.input_layernorm.weight", l)).offset);
+            accumulated_grads_.emplace_back(g_.layers[l].input_norm, static_cast<size_t>(C));
+            accumulated_grads_.emplace_back(g_.layers[l].post_norm, static_cast<size_t>(C));
+        }
+        block_begin_.push_back(layout_.find("model.norm.weight").offset);
+        accumulated_grads_.emplace_back(g_.norm, static_cast<size_t>(C));
+        // The embedding's gradient is only added to, unless the LM head (tied) writes it first.
+        if (!(cfg_.tie_embeddings && cfg_.num_labels == 0)) {
+            accumulated_grads_.emplace_back(g_.embed, static_cast<size_t>(cfg_.padded_vocab() * C));
+        }
+        if (g_.score != nullptr) accumulated_grads_.emplace_back(g_.score, static_cast<size_t>(cfg_.num_labels * C));
     }
-    block_begin_.push_back(layout_.find("model.norm.weight").offset);
-    accumulated_grads_.emplace_back(g_.norm, static_cast<size_t>(C));
-    // The embedding's gradient is only added to, unless the LM head (tied) writes it first.
-    const bool head_writes_embed = cfg_.tie_embeddings && cfg_.num_labels == 0;
-    if (!head_writes_embed) accumulated_grads_.emplace_back(g_.embed, static_cast<size_t>(cfg_.padded_vocab() * C));
-    if (g_.score != nullptr) accumulated_grads_.emplace_back(g_.score, static_cast<size_t>(cfg_.num_labels * C));
+    // Views of what a mode lacks stay null (bf16 weights in fp32, say), layer by layer.
+    ph_.layers.resize(cfg_.n_layer);
+    g_.layers.resize(cfg_.n_layer);
     rope_inv_freq(inv_freq_.data(), cfg_.head_size(), cfg_.rope_theta,
                   cfg_.rope_scaling ? &*cfg_.rope_scaling : nullptr);
 }
 
+void Llama::bind_frozen() {
+    frozen_layout_ = llama_param_layout(cfg_, false);
+    if (precision_ == Precision::Fp32) {
+        frozen32_ = AlignedBuffer<float>(frozen_layout_.total());
+        p_ = bind_llama_params(cfg_, frozen_layout_, frozen32_.data());
+    } else {
+        // bf16 only; the norms' gains (fp32 kernels read them) keep a small fp32 copy.
+        frozen16_ = AlignedBuffer<uint16_t>(frozen_layout_.total());
+        ph_ = bind_llama_params(cfg_, frozen_layout_, std::as_const(frozen16_).data());
+        for (const ParamSpec& s : frozen_layout_.specs()) {
+            if (s.shape.size() == 1) norms_layout_.add(s.name, s.shape);
+        }
+        norms32_ = AlignedBuffer<float>(norms_layout_.total());
+        const auto at = [&](const std::string& name) { return norms32_.data() + norms_layout_.find(name).offset; };
+        p_.layers.resize(cfg_.n_layer);
+        for (int64_t l = 0; l < cfg_.n_layer; l++) {
+            p_.layers[l].input_norm = at(fmt::format("model.layers.{}.input_layernorm.weight", l));
+            p_.layers[l].post_norm = at(fmt::format("model.layers.{}.post_attention_layernorm.weight", l));
+        }
+        p_.norm = at("model.norm.weight");
+    }
+    g_.layers.resize(cfg_.n_layer);
+    if (cfg_.num_labels > 0) {
+        p_.score = params_.data() + layout_.find(kLoraScore).offset;
+        g_.score = grads_.data() + layout_.find(kLoraScore).offset;
+    }
+}
+
+void Llama::bind_adapters() {
+    const int64_t C = cfg_.n_embd, KV = cfg_.kv_width(), I = cfg_.intermediate, W = cfg_.qkv_width();
+    // Where each target's output lies in its layer's (possibly fused) output rows.
+    const int64_t offset[kLoraTargets] = {0, C, C + KV, 0, 0, I, 0};
+    const int64_t stride[kLoraTargets] = {W, W, W, C, 2 * I, 2 * I, C};
+    adapters_.resize(cfg_.n_layer);
+    for (int64_t l = 0; l < cfg_.n_layer; l++) {
+        for (int t = 0; t < kLoraTargets; t++) {
+            if (!lora_.targets[t]) continue;
+            const auto target = static_cast<LoraTarget>(t);
+            const ParamSpec& A = layout_.find(lora_tensor_name(l, target, 'A'));
+            const ParamSpec& B = layout_.find(lora_tensor_name(l, target, 'B'));
+            LoraAdapter& a = adapters_[l][t];
+            a.A = params_.data() + A.offset;
+            a.B = params_.data() + B.offset;
+            if (precision_ == Precision::Bf16) {
+                a.A_h = params_h_.data() + A.offset;
+                a.B_h = params_h_.data() + B.offset;
+            }
+            a.dA = grads_.data() + A.offset;
+            a.dB = grads_.data() + B.offset;
+            a.in = A.shape[1];
+            a.out = B.shape[0];
+            a.offset = offset[t];
+            a.stride = stride[t];
+            a.salt = mix_seed(static_cast<uint64_t>(l), static_cast<uint64_t>(t) + 1);
+        }
+    }
+}
+
+std::string Llama::config_json() const {
+    if (!lora_.enabled()) return cfg_.to_json();
+    auto j = nlohmann::json::parse(cfg_.to_json());
+    j["lora"] = {{"rank", lora_.rank}, {"alpha", lora_.alpha}, {"dropout", lora_.dropout},
+                 {"targets", lora_.targets_list()}};
+    return j.dump();
+}
+
 void Llama::init_weights(uint64_t seed) {
     Rng rng(seed);
-    init_llama_params(layout_, params_.data(), rng);
+    if (!lora_.enabled()) {
+        init_llama_params(layout_, params_.data(), rng);
+    } else {
+        for (const ParamSpec& s : layout_.specs()) {
+            float* x = params_.data() + s.offset;
+            const bool is_A = s.name.find(".lora_A.") != std::string::npos;
+            const bool is_B = s.name.find(".lora_B.") != std::string::npos;
+            std::fill_n(x, s.reserved, 0.0f);
+            const float bound = 1.0f / std::sqrt(static_cast<float>(s.shape.back()));
+            for (int64_t i = 0; is_A && i < s.numel; i++) {
+                x[i] = bound * (2.0f * static_cast<float>(rng.next_u64() >> 40) / 16777216.0f - 1.0f);
+            }
+            if (!is_A && !is_B) rng.fill_normal(x, s.numel, 0.0f, 0.02f);  // the classifier
+        }
+    }
     weights_changed();
 }
 
+void Llama::load_base(const std::string& path) {
+    if (!lora_.enabled()) throw Error("Llama::load_base without LoRA");
+    const SafetensorsReader file(path);
+    for (const ParamSpec& s : frozen_layout_.specs()) {
+        if (precision_ == Precision::Fp32) {
+            read_frozen(file, s, frozen32_.data() + s.offset);
+        } else {
+            read_frozen(file, s, frozen16_.data() + s.offset);
+            if (s.shape.size() == 1) read_frozen(file, s, norms32_.data() + norms_layout_.find(s.name).offset);
+        }
+    }
+}
+
+std::unique_ptr<Llama> Llama::merged(backend::Gemm& gemm) const {
+    auto m = std::make_unique<Llama>(cfg_, gemm);
+    float* out = m->params().data();
+    for (const ParamSpec& s : m->layout().specs()) {
+        float* dst = out + s.offset;
+        if (s.name == "score.weight") {
+            std::copy_n(params_.data() + layout_.find(kLoraScore).offset, s.numel, dst);
+            continue;
+        }
+        const int64_t at = frozen_layout_.find(s.name).offset;
+        for (int64_t i = 0; i < s.reserved; i++) dst[i] = frozen32_.size() > 0 ? frozen32_[at + i] : from_bf16(frozen16_[at + i]);
+        if (s.shape.size() == 1 && norms32_.size() > 0) std::copy_n(norms32_.data() + norms_layout_.find(s.name).offset, s.numel, dst);
+    }
+    // W (out, in) += scaling · B (out, r) · A (r, in), at the target's rows of the fused matrix.
+    const LlamaParams& w = m->p_;
+    for (int64_t l = 0; l < cfg_.n_layer; l++) {
+        float* base[kLoraTargets] = {w.layers[l].qkv, w.layers[l].qkv, w.layers[l].qkv, w.layers[l].o_proj,
+                                     w.layers[l].gate_up, w.layers[l].gate_up, w.layers[l].down_proj};
+        for (int t = 0; t < kLoraTargets; t++) {
+            const LoraAdapter& a = adapters_[l][t];
+            if (!a.on()) continue;
+            const backend::GemmShape shape{.M = a.out, .N = a.in, .K = lora_.rank, .accumulate = true};
+            std::vector<float> scaled_B(a.B, a.B + a.out * lora_.rank);
+            for (float& b : scaled_B) b *= static_cast<float>(lora_.scaling());
+            gemm.run(shape, scaled_B.data(), a.A, base[t] + a.offset * a.in);
+        }
+    }
+    m->weights_changed();
+    return m;
+}
+
 void Llama::plan_body(int64_t B, int64_t T) {
-    acts_ = plan_llama_acts(cfg_, B, T, precision_, recompute_, arena_);
+    acts_ = plan_llama_acts(cfg_, B, T, precision_, recompute_, lora_, arena_);
     rope_tables(acts_.rope_cos, acts_.rope_sin, inv_freq_.data(), cfg_.head_size(), 0, T);
 }
 
 Llama::HeadIo Llama::head_io() const {
-    const float* w = cfg_.tie_embeddings ? p_.embed : p_.lm_head;
-    float* dw = cfg_.tie_embeddings ? g_.embed : g_.lm_head;
-    return {acts_.lnf, acts_.lnf_h, acts_.dln, w, dw, p_.score, g_.score};
+    const bool tied = cfg_.tie_embeddings;
+    return {acts_.lnf,   acts_.lnf_h, acts_.dln,  tied ? p_.embed : p_.lm_head, tied ? ph_.embed : ph_.lm_head,
+            tied ? g_.embed : g_.lm_head, p_.score, g_.score};
 }
 
 void Llama::head_matrix_untouched() {
     // A classifier has no LM head matrix (and the embedding's gradient is zeroed with the
-    // accumulated ones); a language model's is the embedding (tied) or lm_head.
-    if (cfg_.num_labels == 0) zero(head_io().dw, cfg_.padded_vocab() * cfg_.n_embd);
+    // accumulated ones); a language model's is the embedding (tied) or lm_head, unless frozen.
+    float* dw = head_io().dw;
+    if (cfg_.num_labels == 0 && dw != nullptr) zero(dw, cfg_.padded_vocab() * cfg_.n_embd);
 }
 
-void Llama::linear(float* out, const float* inp, const uint16_t* inp_h, const float* w, int64_t N, int64_t C,
-                   int64_t OC) {
+void Llama::linear(float* out, const float* inp, const uint16_t* inp_h, const float* w, const uint16_t* w_h,
+                   int64_t N, int64_t C, int64_t OC) {
     if (precision_ == Precision::Fp32) {
         linear_forward(gemm_, out, inp, w, nullptr, N, C, OC);
     } else {
-        linear_forward_bf16(gemm_, out, inp_h, half(w), nullptr, N, C, OC);
+        linear_forward_bf16(gemm_, out, inp_h, w_h, nullptr, N, C, OC);
     }
     lap("matmul_fwd");
 }
 
 void Llama::linear_backward(float* dinp, float* dw, const float* dout, const float* inp, const uint16_t* inp_h,
-                            const float* w, int64_t N, int64_t C, int64_t OC, WeightGrad mode) {
+                            const float* w, const uint16_t* w_h, int64_t N, int64_t C, int64_t OC, WeightGrad mode) {
     if (precision_ == Precision::Fp32) {
         kernels::linear_backward(gemm_, dinp, dw, nullptr, dout, inp, w, N, C, OC, mode);
     } else {
         if (dout != nullptr) to_bf16(acts_.dout_h, dout, N * OC);
-        linear_backward_bf16(gemm_, dinp, dw, nullptr, nullptr, acts_.dout_h, inp_h, half(w), N, C, OC, mode);
+        linear_backward_bf16(gemm_, dinp, dw, nullptr, nullptr, acts_.dout_h, inp_h, w_h, N, C, OC, mode);
     }
     lap("matmul_bwd");
 }
@@ -96,19 +295,53 @@ void Llama::norm(float* out, uint16_t* out_h, float* rstd, const float* weight, 
     lap("rmsnorm_fwd");
 }
 
+LoraPass Llama::lora_pass() const {
+    // Dropout in training passes only: evaluation and sampling see the whole adapter.
+    const bool drop = training_ && lora_.dropout > 0.0;
+    return {gemm_,
+            precision_,
+            B_ * T_,
+            lora_.rank,
+            static_cast<float>(lora_.scaling()),
+            static_cast<float>(lora_.dropout),
+            drop ? acts_.lora_keys : nullptr,
+            {acts_.lora_du, acts_.lora_u_h, acts_.lora_x, acts_.lora_x_h}};
+}
+
+void Llama::adapters_forward(int64_t l, LoraTarget first, LoraTarget last, float* y, const float* x,
+                             const uint16_t* x_h) {
+    if (!lora_.enabled()) return;
+    const LoraPass pass = lora_pass();
+    for (int t = static_cast<int>(first); t <= static_cast<int>(last); t++) {
+        if (adapters_[l][t].on()) lora_forward(pass, adapters_[l][t], y, x, x_h, acts_.layers[l].lora_us[t]);
+    }
+    lap("lora_fwd");
+}
+
+void Llama::adapters_backward(int64_t l, LoraTarget first, LoraTarget last, float* dx, const float* dy,
+                              const uint16_t* dy_h, const float* x, const uint16_t* x_h) {
+    if (!lora_.enabled()) return;
+    const LoraPass pass = lora_pass();
+    for (int t = static_cast<int>(first); t <= static_cast<int>(last); t++) {
+        if (adapters_[l][t].on()) lora_backward(pass, adapters_[l][t], dx, dy, dy_h, x, x_h, acts_.layers[l].lora_us[t]);
+    }
+    lap("lora_bwd");
+}
+
 void Llama::attention_branch(int64_t l, const float* residual) {
     const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd, W = cfg_.qkv_width();
-    const LlamaLayerParams& w = p_.layers[l];
     const LlamaLayerActs& a = acts_.layers[l];
-    linear(a.qkv, a.ln1, a.ln1_h, w.qkv, N, C, W);
+    linear(a.qkv, a.ln1, a.ln1_h, p_.layers[l].qkv, ph_.layers[l].qkv, N, C, W);
+    adapters_forward(l, LoraTarget::Q, LoraTarget::V, a.qkv, a.ln1, a.ln1_h);
     // q's and k's heads are the first NH + NKV heads of each row.
     rope_forward(a.qkv, acts_.rope_cos, acts_.rope_sin, B, T, W, cfg_.n_head + cfg_.n_kv_head, cfg_.head_size());
     lap("rope_fwd");
     attention_forward(a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_kv_head);
     if (precision_ == Precision::Bf16) to_bf16(a.atty_h, a.atty, N * C);
     lap("attention_fwd");
-    linear(acts_.proj, a.atty, a.atty_h, w.o_proj, N, C, C);
-    norm(a.ln2, a.ln2_h, a.ln2_rstd, w.post_norm, a.res2, residual, acts_.proj);
+    linear(acts_.proj, a.atty, a.atty_h, p_.layers[l].o_proj, ph_.layers[l].o_proj, N, C, C);
+    adapters_forward(l, LoraTarget::O, LoraTarget::O, acts_.proj, a.atty, a.atty_h);
+    norm(a.ln2, a.ln2_h, a.ln2_rstd, p_.layers[l].post_norm, a.res2, residual, acts_.proj);
 }
 
 void Llama::swiglu_layer(int64_t l) {
@@ -122,19 +355,33 @@ void Llama::swiglu_layer(int64_t l) {
     lap("swiglu_fwd");
 }
 
+void Llama::mlp_up(int64_t l) {
+    const int64_t N = B_ * T_, C = cfg_.n_embd, I = cfg_.intermediate;
+    const LlamaLayerActs& a = acts_.layers[l];
+    linear(a.gate_up, a.ln2, a.ln2_h, p_.layers[l].gate_up, ph_.layers[l].gate_up, N, C, 2 * I);
+    adapters_forward(l, LoraTarget::Gate, LoraTarget::Up, a.gate_up, a.ln2, a.ln2_h);
+}
+
 void Llama::mlp_branch(int64_t l) {
     const int64_t N = B_ * T_, C = cfg_.n_embd, I = cfg_.intermediate;
-    const LlamaLayerParams& w = p_.layers[l];
     const LlamaLayerActs& a = acts_.layers[l];
-    linear(a.gate_up, a.ln2, a.ln2_h, w.gate_up, N, C, 2 * I);
+    mlp_up(l);
     swiglu_layer(l);
-    linear(acts_.proj, a.act, a.act_h, w.down_proj, N, I, C);
+    linear(acts_.proj, a.act, a.act_h, p_.layers[l].down_proj, ph_.layers[l].down_proj, N, I, C);
+    adapters_forward(l, LoraTarget::Down, LoraTarget::Down, acts_.proj, a.act, a.act_h);
 }
 
 void Llama::forward_body(const int32_t* inputs) {
     const int64_t N = B_ * T_, C = cfg_.n_embd;
-    token_embedding_forward(acts_.embedded, inputs, p_.embed, N, C);
+    if (p_.embed != nullptr) {
+        token_embedding_forward(acts_.embedded, inputs, p_.embed, N, C);
+    } else {  // LoRA's bf16 base
+        token_embedding_forward(acts_.embedded, inputs, ph_.embed, N, C);
+    }
     lap("embedding_fwd");
+    if (lora_.enabled() && training_ && lora_.dropout > 0.0) {
+        lora_row_keys(acts_.lora_keys, lora_.seed, step_, inputs, B_, T_);
+    }
     // Each residual add is fused with the RMSNorm that reads its result: the next block's
     // input norm or, after the last block, the final norm.
     const auto next_norm = [&](int64_t l, float* res, const float* a, const float* b) {
@@ -160,12 +407,11 @@ void Llama::recompute_block(int64_t l, const float* residual) {
     // The last block's activations are still in the shared buffers: nothing ran after it.
     if (recompute_ == Recompute::None || l == cfg_.n_layer - 1) return;
     const LlamaLayerActs& a = acts_.layers[l];
-    const LlamaLayerParams& w = p_.layers[l];
+    const LlamaLayerWeights<float*>& w = p_.layers[l];
     norm(a.ln1, a.ln1_h, a.ln1_rstd, w.input_norm, nullptr, residual, nullptr);  // as the fused pass computes it
     if (recompute_ == Recompute::Block) {
         attention_branch(l, residual);
-        const int64_t N = B_ * T_, C = cfg_.n_embd, I = cfg_.intermediate;
-        linear(a.gate_up, a.ln2, a.ln2_h, w.gate_up, N, C, 2 * I);
+        mlp_up(l);
     } else {  // Gelu: the pointwise outputs only
         norm(a.ln2, a.ln2_h, a.ln2_rstd, w.post_norm, nullptr, a.res2, nullptr);
     }
@@ -175,57 +421,65 @@ void Llama::recompute_block(int64_t l, const float* residual) {
 
 void Llama::mlp_backward(int64_t l, WeightGrad mode) {
     const int64_t N = B_ * T_, C = cfg_.n_embd, I = cfg_.intermediate;
-    const LlamaLayerParams& w = p_.layers[l];
-    const LlamaLayerParams& dw = g_.layers[l];
+    const LlamaLayerWeights<float*>& w = p_.layers[l];
+    const LlamaLayerWeights<const uint16_t*>& wh = ph_.layers[l];
+    const LlamaLayerWeights<float*>& dw = g_.layers[l];
     const LlamaLayerActs& a = acts_.layers[l];
-    linear_backward(acts_.dact, dw.down_proj, acts_.dres, a.act, a.act_h, w.down_proj, N, I, C, mode);
+    linear_backward(acts_.dact, dw.down_proj, acts_.dres, a.act, a.act_h, w.down_proj, wh.down_proj, N, I, C, mode);
+    adapters_backward(l, LoraTarget::Down, LoraTarget::Down, acts_.dact, acts_.dres, acts_.dout_h, a.act, a.act_h);
     if (precision_ == Precision::Fp32) {
         swiglu_backward(acts_.dgate_up, acts_.dact, a.gate_up, N, I);
         lap("swiglu_bwd");
-        linear_backward(acts_.dln, dw.gate_up, acts_.dgate_up, a.ln2, a.ln2_h, w.gate_up, N, C, 2 * I, mode);
+        linear_backward(acts_.dln, dw.gate_up, acts_.dgate_up, a.ln2, a.ln2_h, w.gate_up, wh.gate_up, N, C, 2 * I,
+                        mode);
     } else {  // the GEMMs read the gradient in bf16: SwiGLU's backward writes it so at once
         swiglu_backward(acts_.dout_h, acts_.dact, a.gate_up, N, I);
         lap("swiglu_bwd");
-        linear_backward(acts_.dln, dw.gate_up, nullptr, a.ln2, a.ln2_h, w.gate_up, N, C, 2 * I, mode);
+        linear_backward(acts_.dln, dw.gate_up, nullptr, a.ln2, a.ln2_h, w.gate_up, wh.gate_up, N, C, 2 * I, mode);
     }
+    adapters_backward(l, LoraTarget::Gate, LoraTarget::Up, acts_.dln, acts_.dgate_up, acts_.dout_h, a.ln2, a.ln2_h);
     rmsnorm_backward(acts_.dres, dw.post_norm, acts_.dln, a.res2, w.post_norm, a.ln2_rstd, N, C);
     lap("rmsnorm_bwd");
 }
 
 void Llama::attention_backward_layer(int64_t l, const float* residual, WeightGrad mode) {
     const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd, W = cfg_.qkv_width();
-    const LlamaLayerParams& w = p_.layers[l];
-    const LlamaLayerParams& dw = g_.layers[l];
+    const LlamaLayerWeights<float*>& w = p_.layers[l];
+    const LlamaLayerWeights<const uint16_t*>& wh = ph_.layers[l];
+    const LlamaLayerWeights<float*>& dw = g_.layers[l];
     const LlamaLayerActs& a = acts_.layers[l];
-    linear_backward(acts_.datty, dw.o_proj, acts_.dres, a.atty, a.atty_h, w.o_proj, N, C, C, mode);
+    linear_backward(acts_.datty, dw.o_proj, acts_.dres, a.atty, a.atty_h, w.o_proj, wh.o_proj, N, C, C, mode);
+    adapters_backward(l, LoraTarget::O, LoraTarget::O, acts_.datty, acts_.dres, acts_.dout_h, a.atty, a.atty_h);
     attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_kv_head);
     lap("attention_bwd");
     rope_backward(acts_.dqkv, acts_.rope_cos, acts_.rope_sin, B, T, W, cfg_.n_head + cfg_.n_kv_head,
                   cfg_.head_size());
     lap("rope_bwd");
-    linear_backward(acts_.dln, dw.qkv, acts_.dqkv, a.ln1, a.ln1_h, w.qkv, N, C, W, mode);
+    linear_backward(acts_.dln, dw.qkv, acts_.dqkv, a.ln1, a.ln1_h, w.qkv, wh.qkv, N, C, W, mode);
+    adapters_backward(l, LoraTarget::Q, LoraTarget::V, acts_.dln, acts_.dqkv, acts_.dout_h, a.ln1, a.ln1_h);
     rmsnorm_backward(acts_.dres, dw.input_norm, acts_.dln, residual, w.input_norm, a.ln1_rstd, N, C);
     lap("rmsnorm_bwd");
 }
 
 void Llama::backward_body(WeightGrad mode) {
     const int64_t N = B_ * T_, C = cfg_.n_embd;
+    const bool hooks = !lora_.enabled();
     const float* last = cfg_.n_layer > 0 ? acts_.layers.back().res3 : acts_.embedded;
     zero(acts_.dres, N * C);
     rmsnorm_backward(acts_.dres, g_.norm, acts_.dln, last, p_.norm, acts_.lnf_rstd, N, C);
     lap("rmsnorm_bwd");
-    grads_ready(block_begin_.back(), layout_.total());
+    if (hooks) grads_ready(block_begin_.back(), layout_.total());
     // acts_.dres holds d(loss)/d(block output); each block adds its branches' gradients to it.
     for (int64_t l = cfg_.n_layer - 1; l >= 0; l--) {
         const float* residual = l > 0 ? acts_.layers[l - 1].res3 : acts_.embedded;
         recompute_block(l, residual);
         mlp_backward(l, mode);
         attention_backward_layer(l, residual, mode);
-        grads_ready(block_begin_[l], block_begin_[l + 1]);
+        if (hooks) grads_ready(block_begin_[l], block_begin_[l + 1]);
     }
-    token_embedding_backward(g_.embed, acts_.dres, inputs_, N, C);
+    if (g_.embed != nullptr) token_embedding_backward(g_.embed, acts_.dres, inputs_, N, C);
     lap("embedding_bwd");
-    grads_ready(0, block_begin_.front());
+    grads_ready(0, hooks ? block_begin_.front() : layout_.total());
 }
 
 }  // namespace lmforge

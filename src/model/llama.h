@@ -2,8 +2,14 @@
 // rotary scaling): pre-norm blocks of RMSNorm → attention with rotary positions → RMSNorm →
 // SwiGLU MLP, no biases, and the heads of every causal model (causal_lm.h). Forward and
 // backward are written out as calls to the kernels, like GPT-2's.
+//
+// With LoRA (lora.h) the model's parameters (Model::params(): what AdamW, the all-reduce and
+// checkpoints see) are the adapters alone, and a classifier's head; the base weights are a
+// frozen store in the compute precision — bfloat16 in mixed precision, with no fp32 copy, no
+// gradient and no moments — filled by load_base.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,23 +22,40 @@
 #include "model/llama_acts.h"
 #include "model/llama_config.h"
 #include "model/llama_params.h"
+#include "model/lora.h"
 
 namespace lmforge {
 
 class Llama : public CausalLm {
 public:
-    // Validates cfg (InputError). Parameters start at zero; call init_weights or load them.
+    // Validates cfg (InputError). Parameters start at zero; call init_weights or load them
+    // (and with LoRA, load_base).
     Llama(const LlamaConfig& cfg, backend::Gemm& gemm, Precision precision = Precision::Fp32,
-          Recompute recompute = Recompute::None);
+          Recompute recompute = Recompute::None, const LoraOptions& lora = {});
 
     const LlamaConfig& config() const { return cfg_; }
-    std::string config_json() const override { return cfg_.to_json(); }
+    const LoraOptions& lora() const { return lora_; }
+    std::string config_json() const override;
+    // LoRA: A uniform in ±1/√in and B zero (PEFT's start: the model begins as its base), a
+    // classifier's head normal(0, 0.02). Otherwise every weight as transformers initialises it.
     void init_weights(uint64_t seed) override;
-    const LlamaParams& weights() const { return p_; }
+    bool adapters_only() const override { return lora_.enabled(); }
     int64_t context_length() const override { return cfg_.block_size; }
+    // A decoder over this model's weights; with LoRA, over a merged copy it owns.
     std::unique_ptr<Decoder> decoder(backend::Gemm& gemm) const override;
     // The rotary frequencies (HS/2), in fp32 as transformers computes them.
     const float* inv_freq() const { return inv_freq_.data(); }
+    // The fp32 weights (views into params(); with LoRA, null: see merged()).
+    const LlamaParams& weights() const { return p_; }
+
+    // LoRA: the frozen base from a checkpoint's model.safetensors of this shape (F32, F16 or
+    // BF16, rounded to the store's precision). InputError naming the file and tensor.
+    void load_base(const std::string& path);
+    // LoRA: the model with every adapter folded into its weight (W + scaling·B·A), in fp32 and
+    // without adapters: what sampling and the merged export use.
+    std::unique_ptr<Llama> merged(backend::Gemm& gemm) const;
+    // The bytes of the frozen base (0 without LoRA).
+    size_t frozen_bytes() const { return frozen32_.size() * 4 + frozen16_.size() * 2 + norms32_.size() * 4; }
 
 private:
     HeadIo head_io() const override;
@@ -41,31 +64,47 @@ private:
     void head_matrix_untouched() override;
     void forward_body(const int32_t* inputs) override;
     // Gradient ranges become ready as the final norm's and head's, then each block's from the
-    // last to the first, then the embedding's.
+    // last to the first, then the embedding's (with LoRA, all at the end: adapters are small).
     void backward_body(kernels::WeightGrad mode) override;
 
-    // out (N, OC) = inp (N, C) · wᵀ, w (OC, C), in the model's precision.
-    void linear(float* out, const float* inp, const uint16_t* inp_h, const float* w, int64_t N, int64_t C,
-                int64_t OC);
+    void bind_frozen();
+    void bind_adapters();
+    // out (N, OC) = inp (N, C) · wᵀ, w (OC, C) in fp32 (w) or bf16 (w_h), in the model's precision.
+    void linear(float* out, const float* inp, const uint16_t* inp_h, const float* w, const uint16_t* w_h, int64_t N,
+                int64_t C, int64_t OC);
     // The same backward from an fp32 gradient (rounded to bf16 in mixed precision) or, with
-    // dout null, from the bf16 gradient already in acts_.dout_h.
+    // dout null, from the bf16 gradient already in acts_.dout_h. dw null: frozen.
     void linear_backward(float* dinp, float* dw, const float* dout, const float* inp, const uint16_t* inp_h,
-                         const float* w, int64_t N, int64_t C, int64_t OC, kernels::WeightGrad mode);
+                         const float* w, const uint16_t* w_h, int64_t N, int64_t C, int64_t OC,
+                         kernels::WeightGrad mode);
     // o = rmsnorm(a) (b null), or res = a + b, then o = rmsnorm(res), into out or out_h.
     void norm(float* out, uint16_t* out_h, float* rstd, const float* weight, float* res, const float* a,
               const float* b);
     // Block l: attention branch and its residual add with the post-attention norm (→ res2,
     // ln2), then the MLP up to its projection (into acts_.proj).
     void attention_branch(int64_t l, const float* residual);
+    void mlp_up(int64_t l);
     void mlp_branch(int64_t l);
     void swiglu_layer(int64_t l);
     void recompute_block(int64_t l, const float* residual);
     void mlp_backward(int64_t l, kernels::WeightGrad mode);
     void attention_backward_layer(int64_t l, const float* residual, kernels::WeightGrad mode);
+    // The adapters of layer l on targets [first, last] (none without LoRA), on y from x.
+    LoraPass lora_pass() const;
+    void adapters_forward(int64_t l, LoraTarget first, LoraTarget last, float* y, const float* x, const uint16_t* x_h);
+    void adapters_backward(int64_t l, LoraTarget first, LoraTarget last, float* dx, const float* dy,
+                           const uint16_t* dy_h, const float* x, const uint16_t* x_h);
 
     LlamaConfig cfg_;
     Recompute recompute_;
-    LlamaParams p_, g_;
+    LoraOptions lora_;
+    LlamaParams p_, g_;   // fp32 weights and their gradients (null where frozen or absent)
+    LlamaHalfParams ph_;  // bf16 weights in mixed precision
+    // LoRA's frozen base: the body and LM head in fp32, or in bf16 with the norms' gains in fp32.
+    ParamLayout frozen_layout_, norms_layout_;
+    AlignedBuffer<float> frozen32_, norms32_;
+    AlignedBuffer<uint16_t> frozen16_;
+    std::vector<std::array<LoraAdapter, kLoraTargets>> adapters_;  // per layer
     Arena arena_;
     LlamaActs acts_;
     AlignedBuffer<float> inv_freq_;     // (HS/2)

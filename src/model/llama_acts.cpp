@@ -11,7 +11,7 @@ namespace {
 // a layer's buffer that is layer 0's.
 template <class Fn, class Share>
 void visit_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
-                      LlamaActs& a, Fn&& fn, Share&& share) {
+                      const LoraOptions& lora, LlamaActs& a, Fn&& fn, Share&& share) {
     const int64_t N = B * T, C = cfg.n_embd, W = cfg.qkv_width(), I = cfg.intermediate;
     const int64_t h = precision == Precision::Bf16 ? 1 : 0, f = 1 - h;
     fn(N * C, a.embedded);
@@ -43,6 +43,9 @@ void visit_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precision pr
         kept(l.atty_h, first.atty_h, h * N * C, keep_block);
         kept(l.ln2_h, first.ln2_h, h * N * C, keep_pointwise);
         kept(l.act_h, first.act_h, h * N * I, keep_pointwise);
+        for (int t = 0; t < kLoraTargets; t++) {
+            if (lora.enabled() && lora.targets[t]) kept(l.lora_us[t], first.lora_us[t], N * lora.rank, keep_block);
+        }
     }
     fn(f * N * C, a.lnf);
     fn(N, a.lnf_rstd);
@@ -57,23 +60,30 @@ void visit_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precision pr
     fn(N * I, a.dact);
     fn(f * N * 2 * I, a.dgate_up);
     fn(h * N * std::max(2 * I, W), a.dout_h);
+    const int64_t adapters = lora.enabled() ? 1 : 0, widest = std::max(C, I);
+    fn(adapters * N * lora.rank, a.lora_du);
+    fn(adapters * h * N * lora.rank, a.lora_u_h);
+    fn(adapters * N * widest, a.lora_x);
+    fn(adapters * h * N * widest, a.lora_x_h);
+    fn(adapters * N, a.lora_keys);
 }
 
 }  // namespace
 
-size_t llama_acts_bytes(const LlamaConfig& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute) {
+size_t llama_acts_bytes(const LlamaConfig& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
+                        const LoraOptions& lora) {
     LlamaActs acts;
     size_t bytes = 0;
     visit_llama_acts(
-        cfg, B, T, precision, recompute, acts,
+        cfg, B, T, precision, recompute, lora, acts,
         [&](int64_t n, auto*& slot) { bytes += n > 0 ? Arena::bytes_for(n * sizeof(*slot)) : 0; },
         [](auto*&, auto*) {});
     return bytes;
 }
 
 LlamaActs plan_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
-                          Arena& arena) {
-    const size_t bytes = llama_acts_bytes(cfg, B, T, precision, recompute);
+                          const LoraOptions& lora, Arena& arena) {
+    const size_t bytes = llama_acts_bytes(cfg, B, T, precision, recompute, lora);
     if (arena.capacity() < bytes) {
         arena = Arena(bytes);
     } else {
@@ -81,7 +91,7 @@ LlamaActs plan_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precisio
     }
     LlamaActs acts;
     visit_llama_acts(
-        cfg, B, T, precision, recompute, acts,
+        cfg, B, T, precision, recompute, lora, acts,
         [&](int64_t n, auto*& slot) {
             using T_ = std::remove_reference_t<decltype(*slot)>;
             slot = n > 0 ? arena.alloc<T_>(n) : nullptr;

@@ -4,12 +4,14 @@
 // and SwiGLU's), Block keeps only each block's output.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "core/arena.h"
 #include "model/gpt2_acts.h"
 #include "model/llama_config.h"
+#include "model/lora.h"
 #include "model/precision.h"
 
 namespace lmforge {
@@ -29,6 +31,8 @@ struct LlamaLayerActs {
     float* act;        // (N, I) silu(gate) · up
     float* res3;       // (N, C) the block's output
     uint16_t *ln1_h, *atty_h, *ln2_h, *act_h;  // mixed precision (null in fp32)
+    // LoRA: each adapter's scaling · dropout(x)·Aᵀ (N, rank) for its backward (null: no adapter).
+    std::array<float*, kLoraTargets> lora_us{};
 };
 
 struct LlamaActs {
@@ -46,10 +50,15 @@ struct LlamaActs {
     float* dact = nullptr;      // (N, I)
     float* dgate_up = nullptr;  // (N, 2I) fp32
     uint16_t* dout_h = nullptr;  // mixed precision: (N, max(2I, C + 2 KVC)) a GEMM's gradient in bf16
+    // LoRA's scratch (lora.h's LoraScratch) and each position's dropout key (N).
+    float *lora_du = nullptr, *lora_x = nullptr;
+    uint16_t *lora_u_h = nullptr, *lora_x_h = nullptr;
+    uint64_t* lora_keys = nullptr;
 };
 
 LlamaActs plan_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
-                          Arena& arena);
-size_t llama_acts_bytes(const LlamaConfig& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute);
+                          const LoraOptions& lora, Arena& arena);
+size_t llama_acts_bytes(const LlamaConfig& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
+                        const LoraOptions& lora = {});
 
 }  // namespace lmforge

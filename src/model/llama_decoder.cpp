@@ -17,6 +17,10 @@ namespace lmforge {
 
 using namespace kernels;
 
+LlamaDecoder::LlamaDecoder(std::unique_ptr<Llama> owned, backend::Gemm& gemm) : LlamaDecoder(*owned, gemm) {
+    owned_ = std::move(owned);
+}
+
 LlamaDecoder::LlamaDecoder(const Llama& model, backend::Gemm& gemm)
     : model_(model),
       gemm_(gemm),
@@ -41,7 +45,7 @@ LlamaDecoder::LlamaDecoder(const Llama& model, backend::Gemm& gemm)
 
 void LlamaDecoder::block(int64_t l, float* x) {
     const LlamaConfig& c = model_.config();
-    const LlamaLayerParams& p = model_.weights().layers[l];
+    const LlamaLayerWeights<float*>& p = model_.weights().layers[l];
     const int64_t C = c.n_embd, KV = c.kv_width(), I = c.intermediate, t = position_;
     const auto eps = static_cast<float>(c.rms_norm_eps);
     float* kc = kcache_.data() + l * capacity_ * KV;
@@ -84,6 +88,7 @@ const float* LlamaDecoder::step(int32_t token) {
 }
 
 std::unique_ptr<Decoder> Llama::decoder(backend::Gemm& gemm) const {
+    if (lora_.enabled()) return std::make_unique<LlamaDecoder>(merged(gemm), gemm);
     return std::make_unique<LlamaDecoder>(*this, gemm);
 }
 

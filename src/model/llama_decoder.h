@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "backend/gemm.h"
 #include "core/aligned_buffer.h"
@@ -18,6 +19,8 @@ public:
 
     // Reads the model's weights (they must outlive the decoder).
     LlamaDecoder(const Llama& model, backend::Gemm& gemm);
+    // Owns the model it reads (a LoRA model's merged copy).
+    LlamaDecoder(std::unique_ptr<Llama> owned, backend::Gemm& gemm);
 
     void reset() override { position_ = 0; }
     int64_t position() const override { return position_; }
@@ -29,6 +32,7 @@ private:
     // Block l on x at the current position: attention over the cache, then the MLP.
     void block(int64_t l, float* x);
 
+    std::unique_ptr<Llama> owned_;
     const Llama& model_;
     backend::Gemm& gemm_;
     int64_t capacity_, position_ = 0;

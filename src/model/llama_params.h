@@ -13,27 +13,36 @@
 
 namespace lmforge {
 
-struct LlamaLayerParams {
-    float* input_norm;  // (C)
-    float* qkv;         // q_proj (C, C), k_proj (KVC, C), v_proj (KVC, C): (C + 2 KVC, C)
-    float* o_proj;      // (C, C)
-    float* post_norm;   // (C)
-    float* gate_up;     // gate_proj (I, C), up_proj (I, C): (2I, C)
-    float* down_proj;   // (C, I)
+// Views of the tensors, P a pointer to their element type: float* (parameters, gradients) or
+// const uint16_t* (bfloat16 copies).
+template <class P>
+struct LlamaLayerWeights {
+    P input_norm = nullptr;  // (C)
+    P qkv = nullptr;         // q_proj (C, C), k_proj (KVC, C), v_proj (KVC, C): (C + 2 KVC, C)
+    P o_proj = nullptr;      // (C, C)
+    P post_norm = nullptr;   // (C)
+    P gate_up = nullptr;     // gate_proj (I, C), up_proj (I, C): (2I, C)
+    P down_proj = nullptr;   // (C, I)
 };
 
-struct LlamaParams {
-    float* embed = nullptr;  // (Vp, C); rows >= V are zero
-    std::vector<LlamaLayerParams> layers;
-    float* norm = nullptr;     // (C)
-    float* lm_head = nullptr;  // (Vp, C) untied; null when tied (the head is embed)
-    float* score = nullptr;    // (num_labels, C): the classification head; null without one
+template <class P>
+struct LlamaWeights {
+    P embed = nullptr;  // (Vp, C); rows >= V are zero
+    std::vector<LlamaLayerWeights<P>> layers;
+    P norm = nullptr;     // (C)
+    P lm_head = nullptr;  // (Vp, C) untied; null when tied (the head is embed)
+    P score = nullptr;    // (num_labels, C): the classification head; null without one
 };
 
-ParamLayout llama_param_layout(const LlamaConfig& cfg);
+using LlamaParams = LlamaWeights<float*>;
+using LlamaHalfParams = LlamaWeights<const uint16_t*>;
 
-// Views of a flat buffer laid out by llama_param_layout(cfg) (parameters or gradients).
-LlamaParams bind_llama_params(const LlamaConfig& cfg, const ParamLayout& layout, float* base);
+// with_score false: the body and LM head alone (what LoRA freezes; its classifier trains).
+ParamLayout llama_param_layout(const LlamaConfig& cfg, bool with_score = true);
+
+// Views of a flat buffer laid out by llama_param_layout(cfg, with_score).
+template <class T>
+LlamaWeights<T*> bind_llama_params(const LlamaConfig& cfg, const ParamLayout& layout, T* base);
 
 // As transformers initialises LlamaPreTrainedModel: every matrix normal(0, 0.02), the norms 1.
 void init_llama_params(const ParamLayout& layout, float* base, Rng& rng);

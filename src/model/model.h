@@ -76,6 +76,10 @@ public:
     // the model's: GPT-2 the last real token, BERT the first ([CLS]).
     virtual const float* class_logits() const = 0;
 
+    // Whether the parameters are adapters over a frozen base (LoRA): model.init_from then names
+    // the base, which the model loads itself, and not these parameters.
+    virtual bool adapters_only() const { return false; }
+
     // Times every kernel call into `profiler` (null: no timing).
     void set_profiler(Profiler* profiler) { profiler_ = profiler; }
 

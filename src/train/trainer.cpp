@@ -426,7 +426,10 @@ void Trainer::at_step_start(int64_t step) {
 
 void Trainer::train_one_step(int64_t step) {
     Timer timer, data_timer;
-    for (Batch& b : batches_) task_->next_batch(b);
+    for (Batch& b : batches_) {
+        task_->next_batch(b);
+        b.step = step;
+    }
     phases_.data += data_timer.seconds();
     const double lr = schedule_.at(step);
     const double loss_scale = scaler_ ? scaler_->scale : 1.0;

@@ -1,5 +1,6 @@
 // Small runs of every task (lm, classify with GPT-2 and with BERT, mlm, sft, distill with GPT-2
-// and with DistilBERT, lm in fp16 with loss scaling, and lm, classify and sft with Llama) for the tests of the one trainer: their data, made here; a config; and what two runs are compared by — the
+// and with DistilBERT, lm in fp16 with loss scaling, lm, classify and sft with Llama, and sft with
+// LoRA adapters over a Llama base) for the tests of the one trainer: their data, made here; a config; and what two runs are compared by — the
 // metrics at every step (without the timings) and the files a run ends with.
 #pragma once
 
@@ -30,6 +31,7 @@ struct TaskCase {
     std::string preset;  // model.preset
     std::string teacher = "";    // distill: the teacher's preset, trained here briefly
     std::string precision = "";  // train.precision, if the case sets it
+    bool lora = false;           // LoRA adapters over a base of the preset, trained here briefly
     bool encoder() const { return preset.rfind("bert", 0) == 0 || preset.rfind("distilbert", 0) == 0; }
 };
 
@@ -46,7 +48,8 @@ inline const std::vector<TaskCase>& task_cases() {
                                                 {"lm_fp16", "lm", "gpt2-nano", "", "fp16"},
                                                 {"lm_llama", "lm", "llama-nano"},
                                                 {"classify_llama", "classify", "llama-nano"},
-                                                {"sft_llama", "sft", "llama-nano"}};
+                                                {"sft_llama", "sft", "llama-nano"},
+                                                {"sft_lora", "sft", "llama-nano", "", "", true}};
     return cases;
 }
 
@@ -76,6 +79,18 @@ inline void train_teacher(TempDirTest& t, const TaskCase& c, const std::string& 
     EXPECT_EQ(o.status, 0) << o.err;
 }
 
+// LoRA: a base for DATA of the case's shape, trained briefly without adapters (its final/ in
+// DATA-base/), kept if there already.
+inline void train_lora_base(TempDirTest& t, const TaskCase& c, const std::string& data) {
+    if (std::filesystem::exists(data + "-base/final")) return;
+    const std::string toml = "[model]\npreset = \"" + c.preset + "\"\nn_layer = 2\nn_head = 2\nn_embd = 32\n"
+                             "[data]\ndir = \"" + data + "\"\n[train]\ntask = \"" + c.task + "\"\nbatch_size = 8\n"
+                             "max_steps = 30\nepochs = 1\nthreads = 1\n[optim]\nlr = 3e-3\nwarmup_steps = 5\n"
+                             "[eval]\nevery = 0\nbatches = 1\n[sample]\ncount = 0\n[run]\ndir = \"" + data + "-base\"\n";
+    const auto o = run_lmforge("train " + t.write(std::filesystem::path(data).filename().string() + "-base.toml", toml));
+    EXPECT_EQ(o.status, 0) << o.err;
+}
+
 // Prepares the task's data in t's directory (character tokenizer) and returns its path; `more`
 // examples than usual make other data.
 inline std::string prepare_task_data(TempDirTest& t, const TaskCase& c, const std::string& name = "data",
@@ -91,6 +106,7 @@ inline std::string prepare_task_data(TempDirTest& t, const TaskCase& c, const st
     const auto o = run_lmforge("prepare --tokenizer char " + args + " --output " + t.path(name));
     EXPECT_EQ(o.status, 0) << o.err;
     if (!c.teacher.empty()) train_teacher(t, c, t.path(name));
+    if (c.lora) train_lora_base(t, c, t.path(name));
     return t.path(name);
 }
 
@@ -118,6 +134,10 @@ inline std::string task_config(TempDirTest& t, const TaskCase& c, const std::str
     const bool epochs = c.task == "classify" || c.task == "sft";
     std::string toml = "[model]\npreset = \"" + c.preset + "\"\nn_layer = 2\nn_head = 2\nn_embd = 32\n";
     if (c.task == "lm" || c.task == "mlm" || c.task == "distill") toml += "block_size = 32\n";
+    if (c.lora) {
+        toml += "init_from = \"" + data + "-base/final\"\n[lora]\nrank = 4\nalpha = 8\ndropout = 0.1\n"
+                "targets = \"q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj\"\n";
+    }
     if (c.task == "distill") {
         toml += "[distill]\nteacher = \"" + data + "-teacher/final\"\n";
         if (bert) toml += "cosine_weight = 0.5\n";  // DistilBERT's three terms

@@ -52,7 +52,12 @@ CheckpointFiles llama_files(const Llama& model, const Tokenizer* tokenizer, cons
 
 CheckpointFiles hf_files(const Model& model, const Tokenizer* tokenizer, const std::vector<std::string>& label_names) {
     if (const auto* gpt2 = dynamic_cast<const Gpt2*>(&model)) return gpt2_files(*gpt2, tokenizer, label_names);
-    if (const auto* llama = dynamic_cast<const Llama*>(&model)) return llama_files(*llama, tokenizer, label_names);
+    if (const auto* llama = dynamic_cast<const Llama*>(&model)) {
+        // A LoRA checkpoint holds adapters, not a model from_pretrained could load: export
+        // makes one (--hf, merged) or PEFT's adapter directory (--peft).
+        if (llama->adapters_only()) return {};
+        return llama_files(*llama, tokenizer, label_names);
+    }
     return bert_files(dynamic_cast<const Bert&>(model), tokenizer, label_names);
 }
 

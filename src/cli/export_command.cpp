@@ -22,6 +22,8 @@
 #include "checkpoint/hf_common.h"
 #include "checkpoint/hf_gpt2.h"
 #include "checkpoint/hf_llama.h"
+#include "checkpoint/peft_adapter.h"
+#include "checkpoint/recorded_model.h"
 #include "tokenizer/encoder_specials.h"
 #include "data/tokenizer_spec.h"
 #include "tokenizer/tokenizer_io.h"
@@ -54,11 +56,14 @@ std::vector<std::string> names_for(std::vector<std::string> names, int64_t num_l
     return {};
 }
 
+// A LoRA checkpoint exports merged (every adapter folded into its weight) as a whole model.
 void export_llama(const std::string& checkpoint, const std::string& hf, Dtype dtype) {
     const std::string weights = checkpoint + "/model.safetensors";
-    auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: weights only
-    Llama model(read_llama_config(weights), *gemm);
-    load_model_weights(model, weights);
+    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);  // a LoRA model's merge multiplies
+    std::unique_ptr<Model> loaded = load_recorded_model(weights, *gemm);
+    auto& recorded = static_cast<Llama&>(*loaded);
+    const std::unique_ptr<Llama> merged = recorded.adapters_only() ? recorded.merged(*gemm) : nullptr;
+    const Llama& model = merged ? *merged : recorded;
     const std::string tokenizer_dir = find_run_tokenizer(checkpoint);
     const auto tokenizer = tokenizer_dir.empty() ? nullptr : open_tokenizer(tokenizer_dir, data_home());
     std::optional<TokenId> eot = tokenizer ? tokenizer->eot_id() : std::nullopt;
@@ -67,25 +72,49 @@ void export_llama(const std::string& checkpoint, const std::string& hf, Dtype dt
                                  : std::vector<std::pair<std::string, std::string>>{};
     save_hf_llama(model, hf, eot ? nlohmann::json(*eot) : nlohmann::json(nullptr),
                   names_for(checkpoint_label_names(checkpoint), model.num_labels()), dtype, files);
-    fmt::print("exported {} to {} ({}{})\n", checkpoint, hf,
+    fmt::print("exported {} to {} ({}{}{})\n", checkpoint, hf, merged ? "merged " : "",
                model.num_labels() > 0 ? "LlamaForSequenceClassification" : "LlamaForCausalLM",
                files.empty() ? "" : ", tokenizer as vocab.json + merges.txt");
+}
+
+void export_peft(const std::string& checkpoint, const std::string& dir) {
+    const std::string weights = checkpoint + "/model.safetensors";
+    auto gemm = backend::make_gemm(backend::GemmKind::Naive);  // no GEMM runs: adapters only
+    const std::unique_ptr<Model> model = load_recorded_model(weights, *gemm);
+    if (!model->adapters_only()) {
+        throw InputError(fmt::format("{}: not a LoRA checkpoint (lora.rank 0): --peft writes adapters", checkpoint),
+                         "export it whole with --hf");
+    }
+    save_peft_adapter(static_cast<const Llama&>(*model), dir);
+    fmt::print("exported {}'s adapters to {} (PEFT: adapter_model.safetensors, adapter_config.json)\n", checkpoint,
+               dir);
 }
 
 }  // namespace
 
 void add_export_command(CLI::App& app) {
     struct Flags {
-        std::string checkpoint, hf, dtype = "f32";
+        std::string checkpoint, hf, peft, dtype = "f32";
         bool overwrite = false;
     };
     auto f = std::make_shared<Flags>();
-    CLI::App* cmd = app.add_subcommand("export", "Export a checkpoint as a Hugging Face GPT-2, Llama, BERT or DistilBERT directory");
+    CLI::App* cmd = app.add_subcommand(
+        "export", "Export a checkpoint as a Hugging Face GPT-2, Llama, BERT or DistilBERT directory, or LoRA adapters for PEFT");
     cmd->add_option("--checkpoint", f->checkpoint, "Checkpoint directory (model.safetensors)")->required();
-    cmd->add_option("--hf", f->hf, "Directory to write (config.json, model.safetensors)")->required();
+    auto* hf = cmd->add_option("--hf", f->hf, "Directory to write (config.json, model.safetensors); a LoRA run's merged");
+    auto* peft = cmd->add_option("--peft", f->peft, "A LoRA run's adapters: directory to write as PEFT does "
+                                                    "(adapter_model.safetensors, adapter_config.json)");
+    hf->excludes(peft);
+    peft->excludes(hf);
     cmd->add_option("--dtype", f->dtype, "Weights' type in model.safetensors: f32, f16 or bf16 (rounded to nearest)");
-    cmd->add_flag("--overwrite", f->overwrite, "Replace the --hf directory if it exists");
+    cmd->add_flag("--overwrite", f->overwrite, "Replace the output directory if it exists");
     cmd->callback([f] {
+        if (!f->peft.empty()) {
+            check_output("--peft", f->peft, {f->checkpoint}, f->overwrite);
+            export_peft(f->checkpoint, f->peft);
+            return;
+        }
+        if (f->hf.empty()) throw InputError("export needs --hf DIR (or --peft DIR for a LoRA run's adapters)");
         const Dtype dtype = parse_weight_dtype(f->dtype);
         check_output("--hf", f->hf, {f->checkpoint}, f->overwrite);
         const std::string weights = f->checkpoint + "/model.safetensors";

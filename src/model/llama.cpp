@@ -1,6 +1,7 @@
 #include "model/llama.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <type_traits>
@@ -60,7 +61,9 @@ void read_frozen(const SafetensorsReader& file, const ParamSpec& s, T* out) {
         throw InputError(fmt::format("{}: no tensor '{}'", file.path(), s.name), "the base is of another model");
     }
     if (file.info(s.name).shape != s.shape) {
-        throw InputError(fmt::format("{}: tensor '{}' has another shape than this model's", file.path(), s.name));
+        throw InputError(fmt::format("{}: tensor '{}' has shape [{}], this model needs [{}]", file.path(), s.name,
+                                     fmt::join(file.info(s.name).shape, ", "), fmt::join(s.shape, ", ")),
+                         "model.init_from must be a base of the configured shape");
     }
     std::vector<float> row(static_cast<size_t>(s.numel));
     file.read_float(s.name, row);
@@ -176,7 +179,7 @@ std::string Llama::config_json() const {
     if (!lora_.enabled()) return cfg_.to_json();
     auto j = nlohmann::json::parse(cfg_.to_json());
     j["lora"] = {{"rank", lora_.rank}, {"alpha", lora_.alpha}, {"dropout", lora_.dropout},
-                 {"targets", lora_.targets_list()}};
+                 {"targets", lora_.targets_list()}, {"base", lora_.base}};
     return j.dump();
 }
 

@@ -60,13 +60,13 @@ std::array<bool, kLoraTargets> LoraOptions::parse_targets(const std::string& lis
         name.erase(name.find_last_not_of(" \t") + 1);
         const auto* it = std::find(std::begin(kNames), std::end(kNames), name);
         if (it == std::end(kNames)) {
-            throw InputError(fmt::format("train.lora.targets: \"{}\" names no tensor of a Llama block", name),
+            throw InputError(fmt::format("lora.targets: \"{}\" names no tensor of a Llama block", name),
                              "choose among q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj");
         }
         on[it - std::begin(kNames)] = true;
         any = true;
     }
-    if (!any) throw InputError("train.lora.targets names no projection", "for example \"q_proj,v_proj\"");
+    if (!any) throw InputError("lora.targets names no projection", "for example \"q_proj,v_proj\"");
     return on;
 }
 

@@ -28,9 +28,10 @@ struct LoraOptions {
     double dropout = 0;  // on the adapter's input, in training passes
     std::array<bool, kLoraTargets> targets{};
     uint64_t seed = 0;  // of the dropout masks
+    std::string base;   // the checkpoint directory of the frozen base (recorded with the model)
     bool enabled() const { return rank > 0; }
     double scaling() const { return alpha / static_cast<double>(rank); }
-    // "q_proj,v_proj" (PEFT's target_modules): InputError naming train.lora.targets for a
+    // "q_proj,v_proj" (PEFT's target_modules): InputError naming lora.targets for a
     // name that is no projection, or none at all.
     static std::array<bool, kLoraTargets> parse_targets(const std::string& list);
     std::string targets_list() const;  // "q_proj,v_proj"

@@ -15,6 +15,8 @@
 
 #include "core/error.h"
 #include "model/bert_config.h"
+#include "model/llama_config.h"
+#include "model/lora.h"
 #include "tokenizer/unicode.h"
 #include "train/time_budget.h"
 
@@ -64,6 +66,10 @@ void visit_config(TrainConfig& c, V&& v) {
     v("distill.temperature", c.distill.temperature, "distill: temperature T that softens the teacher's and the student's distributions");
     v("distill.kl_weight", c.distill.kl_weight, "distill: weight of T² · KL(teacher ‖ student) at the counted targets");
     v("distill.task_weight", c.distill.task_weight, "distill: weight of the task's own loss (next-token or masked-token cross-entropy)");
+    v("lora.rank", c.lora.rank, "LoRA (a Llama model.preset): the adapters' rank; they train over model.init_from, whose weights stay frozen (bf16 only in mixed precision: no fp32 copy, gradient or moments); 0: off, every weight trains");
+    v("lora.alpha", c.lora.alpha, "LoRA: the adapters' output is scaled by alpha / rank");
+    v("lora.dropout", c.lora.dropout, "LoRA: dropout on each adapter's input, in training passes, its masks drawn from train.seed, the step and the row (a resume draws the same)");
+    v("lora.targets", c.lora.targets, "LoRA: the projections that get adapters, of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj");
     v("distill.cosine_weight", c.distill.cosine_weight, "distill: weight of 1 − cos between the student's and the teacher's final hidden states at the counted targets (DistilBERT's cosine loss; needs equal widths); 0: off");
     v("dist.bucket_mb", c.dist.bucket_mb, "size of the gradient buckets all-reduced while backward runs (processes > 1, zero_stage 0)");
     v("dist.overlap", c.dist.overlap, "all-reduce buckets during backward, overlapping computation; false: all at once after it");
@@ -383,6 +389,23 @@ void validate_distill(const TrainConfig& c) {
     }
 }
 
+// LoRA adapts a Llama's projections over a base it must be given; a classifier's head trains
+// whole beside them.
+void validate_lora(const TrainConfig& c) {
+    const auto& l = c.lora;
+    if (l.rank == 0) return;
+    require(l.rank > 0, "lora.rank", show(l.rank), "must be positive, or 0 (off)");
+    require(LlamaConfig::is_preset(c.model.preset), "lora.rank", show(l.rank),
+            fmt::format("needs a Llama model.preset, not {}", show(c.model.preset)));
+    require(!c.model.init_from.empty(), "lora.rank", show(l.rank),
+            "needs model.init_from: the checkpoint whose weights the adapters train over");
+    require(c.train.task == "lm" || c.train.task == "sft" || c.train.task == "classify", "lora.rank", show(l.rank),
+            fmt::format("is for train.task lm, sft or classify, not {}", show(c.train.task)));
+    require(l.alpha > 0 && std::isfinite(l.alpha), "lora.alpha", show(l.alpha), "must be a positive number");
+    require(l.dropout >= 0 && l.dropout < 1, "lora.dropout", show(l.dropout), "must lie in [0, 1)");
+    LoraOptions::parse_targets(l.targets);
+}
+
 // Multiple-choice items are scored by a language model's likelihood of each ending: a GPT-2
 // model trained by lm (classify's head and sft's data are other things, an encoder sees both
 // sides).
@@ -469,6 +492,7 @@ void validate_config(const TrainConfig& c) {
             "must be macro_f1, accuracy or loss");
     validate_time_budget(c);
     validate_distill(c);
+    validate_lora(c);
     validate_multiple_choice(c);
     validate_mlflow(c);
 }

@@ -1,4 +1,4 @@
-// A training run's configuration: TOML sections model, data, train, optim, distill, dist, eval,
+// A training run's configuration: TOML sections model, data, train, optim, distill, lora, dist, eval,
 // checkpoint, log, sample and run. Every key is declared once (visit_config), with its default and a line
 // of documentation; parsing, --set overrides, the resolved dump and docs/config.md all come
 // from that one list. Unknown keys and bad values are InputErrors naming the key (and the
@@ -58,6 +58,12 @@ struct TrainConfig {
         double task_weight = 0.5;  // weight of the task's own loss (CLM or MLM)
         double cosine_weight = 0;  // weight of 1 − cos between the final hidden states (equal widths)
     } distill;
+    struct Lora {
+        int64_t rank = 0;  // > 0: fine-tune adapters of this rank over model.init_from, frozen
+        double alpha = 16;
+        double dropout = 0;
+        std::string targets = "q_proj,k_proj,v_proj,o_proj";
+    } lora;
     struct Dist {
         double bucket_mb = 25;  // gradient buckets all-reduced during backward
         bool overlap = true;

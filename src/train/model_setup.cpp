@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoint.h"
@@ -117,12 +118,27 @@ std::unique_ptr<Model> make_model(const TrainConfig& c, int64_t seq_len, int64_t
         LlamaConfig m = llama_model_config(c, seq_len);
         m.num_labels = num_labels;
         m.validate();
-        return std::make_unique<Llama>(m, gemm, precision, recompute);
+        const LoraOptions lora = lora_options(c);
+        auto model = std::make_unique<Llama>(m, gemm, precision, recompute, lora);
+        if (lora.enabled()) model->load_base(lora.base + "/model.safetensors");
+        return model;
     }
     Gpt2Config m = model_config(c, seq_len);
     m.num_labels = num_labels;
     m.validate();
     return std::make_unique<Gpt2>(m, gemm, precision, recompute);
+}
+
+LoraOptions lora_options(const TrainConfig& c) {
+    LoraOptions lora;
+    if (c.lora.rank == 0) return lora;
+    lora.rank = c.lora.rank;
+    lora.alpha = c.lora.alpha;
+    lora.dropout = c.lora.dropout;
+    lora.targets = LoraOptions::parse_targets(c.lora.targets);
+    lora.seed = static_cast<uint64_t>(c.train.seed);
+    lora.base = std::filesystem::absolute(c.model.init_from).lexically_normal().string();
+    return lora;
 }
 
 void load_init_from(Model& model, const std::string& dir) {

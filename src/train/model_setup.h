@@ -11,6 +11,7 @@
 #include "model/bert_config.h"
 #include "model/gpt2_config.h"
 #include "model/llama_config.h"
+#include "model/lora.h"
 #include "model/gpt2_acts.h"
 #include "model/model.h"
 #include "tokenizer/encoder_specials.h"
@@ -55,6 +56,9 @@ std::unique_ptr<Model> make_model(const TrainConfig& c, int64_t seq_len, int64_t
 
 // AdamW (optim.*) and data parallelism (optim.zero_stage, dist.*) over comm for the model.
 std::unique_ptr<DataParallel> make_data_parallel(const TrainConfig& c, Communicator& comm, Model& model);
+
+// lora.* as the model's options (off where lora.rank is 0); the base is model.init_from.
+LoraOptions lora_options(const TrainConfig& c);
 
 // model.init_from: the tensors of the model's layout that the checkpoint directory holds
 // (InputError if it holds none of them; those it lacks, a new task's head, are logged).

@@ -156,7 +156,10 @@ Trainer::Trainer(const TrainOptions& opts)
     read_latest();
     plan_batches();
     task_->start(plan_);
-    fingerprint_ = data_fingerprint(task_->data_files());
+    std::vector<std::string> trained_on = task_->data_files();
+    // LoRA's base shapes every step as the data does: a resume over another base is refused.
+    if (model_->adapters_only()) trained_on.push_back(cfg_.model.init_from + "/model.safetensors");
+    fingerprint_ = data_fingerprint(trained_on);
     if (latest_) {
         const std::string weights = *latest_ + "/model.safetensors";
         check_resumable(saved_, read_model_json(weights), task_->name(), nlohmann::json::parse(model_->config_json()),
@@ -252,7 +255,8 @@ void Trainer::start_weights() {
         }
     } else {
         model_->init_weights(static_cast<uint64_t>(cfg_.train.seed));
-        if (!cfg_.model.init_from.empty()) load_init_from(*model_, cfg_.model.init_from);
+        // LoRA's base came with the model: init_from is not its parameters.
+        if (!cfg_.model.init_from.empty() && !model_->adapters_only()) load_init_from(*model_, cfg_.model.init_from);
     }
     if (latest_ && state_.max_steps > 0 && state_.max_steps != total_steps_ && state_.step < total_steps_ &&
         schedule_.kind != LrSchedule::Kind::Constant) {

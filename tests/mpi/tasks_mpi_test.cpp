@@ -104,7 +104,8 @@ std::string name_of(const ::testing::TestParamInfo<test::TaskCase>& info) { retu
 INSTANTIATE_TEST_SUITE_P(Tasks, TasksMpi,
                          ::testing::Values(test::task_cases()[1], test::task_cases()[2], test::task_cases()[3],
                                            test::task_cases()[4], test::task_cases()[5], test::task_cases()[6],
-                                           test::task_cases()[8], test::task_cases()[9], test::task_cases()[10]),
+                                           test::task_cases()[8], test::task_cases()[9], test::task_cases()[10],
+                                           test::task_cases()[11]),
                          name_of);
 
 }  // namespace

@@ -31,7 +31,8 @@ std::string with_thousands(int64_t n) {
 
 struct BenchFlags {
     std::string model = "gpt2";
-    std::optional<int64_t> layers, heads, embd, vocab;
+    std::optional<int64_t> layers, heads, embd, vocab, kv_heads, intermediate;
+    int64_t lora = 0;
     int64_t batch = 4, seq = 64, steps = 10, warmup = 3;
     std::optional<int> threads;
     std::optional<double> peak_gflops;  // default: by precision
@@ -43,18 +44,44 @@ struct BenchFlags {
     bool profile = false;
 };
 
+// The shape --model names with the flags over it, and (L, NH, NKV, C, V) for the report.
+struct Shape {
+    int64_t layers, heads, kv_heads, embd, vocab;
+};
+
+Shape set_model(BenchOptions& opts, const BenchFlags& f) {
+    if (LlamaConfig::is_preset(f.model)) {
+        LlamaConfig m = LlamaConfig::preset(f.model);
+        if (f.layers) m.n_layer = *f.layers;
+        if (f.heads) m.n_head = *f.heads;
+        if (f.kv_heads) m.n_kv_head = *f.kv_heads;
+        if (f.embd) m.n_embd = *f.embd;
+        if (f.intermediate) m.intermediate = *f.intermediate;
+        if (f.vocab) m.vocab_size = *f.vocab;
+        m.block_size = std::max(m.block_size, f.seq);
+        m.validate();
+        opts.model = m;
+        opts.lora_rank = f.lora;
+        return {m.n_layer, m.n_head, m.n_kv_head, m.n_embd, m.vocab_size};
+    }
+    if (f.lora > 0) throw InputError(fmt::format("--lora: {} is a GPT-2 preset; LoRA adapts Llama models", f.model));
+    Gpt2Config m = Gpt2Config::preset(f.model);
+    if (f.layers) m.n_layer = *f.layers;
+    if (f.heads) m.n_head = *f.heads;
+    if (f.embd) m.n_embd = *f.embd;
+    if (f.vocab) m.vocab_size = *f.vocab;
+    // A position table of T rows, as the PyTorch reference (../shared/bench/torch_gpt2.py)
+    // builds: the same parameters to update.
+    m.block_size = f.seq;
+    m.validate();
+    opts.model = m;
+    return {m.n_layer, m.n_head, m.n_head, m.n_embd, m.vocab_size};
+}
+
 void run(const BenchFlags& f) {
     BenchOptions opts;
     opts.model_name = f.model;
-    opts.model = Gpt2Config::preset(f.model);
-    if (f.layers) opts.model.n_layer = *f.layers;
-    if (f.heads) opts.model.n_head = *f.heads;
-    if (f.embd) opts.model.n_embd = *f.embd;
-    if (f.vocab) opts.model.vocab_size = *f.vocab;
-    // A position table of T rows, as the PyTorch reference (../shared/bench/torch_gpt2.py)
-    // builds: the same parameters to update.
-    opts.model.block_size = f.seq;
-    opts.model.validate();
+    const Shape m = set_model(opts, f);
     opts.batch = f.batch;
     opts.seq = f.seq;
     opts.steps = f.steps;
@@ -69,13 +96,16 @@ void run(const BenchFlags& f) {
     opts.peak_gflops = f.peak_gflops.value_or(peak_gflops(opts.precision));  // on those threads
 
     const BenchResult r = run_benchmark(opts);
-    const Gpt2Config& m = opts.model;
     if (f.json) {
         const nlohmann::json j = {
             {"impl", "lmforge"}, {"precision", precision_name(opts.precision)}, {"gemm", f.gemm},
-            {"threads", r.threads}, {"model", f.model}, {"layers", m.n_layer},
-            {"heads", m.n_head}, {"embd", m.n_embd}, {"vocab", m.vocab_size},
+            {"threads", r.threads}, {"model", f.model}, {"layers", m.layers},
+            {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"embd", m.embd}, {"vocab", m.vocab},
             {"batch", opts.batch}, {"seq", opts.seq}, {"params", r.params},
+            {"mode", opts.lora_rank > 0 ? "lora" : "full"}, {"lora_rank", opts.lora_rank},
+            {"trainable_params", r.trainable}, {"frozen_mb", r.memory.frozen_mib},
+            {"weights_mb", r.memory.weights_mib}, {"gradients_mb", r.memory.gradients_mib},
+            {"moments_mb", r.memory.moments_mib}, {"planned_mb", r.memory.total_mib()},
             {"step_ms_median", r.step_ms_median}, {"step_ms_min", r.step_ms_min},
             {"step_ms_max", r.step_ms_max}, {"tokens_per_s", r.tokens_per_s},
             {"model_gflops", r.model_gflops}, {"peak_gflops", opts.peak_gflops},
@@ -89,8 +119,11 @@ void run(const BenchFlags& f) {
         fmt::print("{}\n", j.dump());
         return;
     }
-    fmt::print("model      {} (L={} NH={} C={} V={}), {} parameters\n", f.model, m.n_layer,
-               m.n_head, m.n_embd, m.vocab_size, with_thousands(r.params));
+    fmt::print("model      {} (L={} NH={} NKV={} C={} V={}), {} parameters{}\n", f.model, m.layers, m.heads,
+               m.kv_heads, m.embd, m.vocab, with_thousands(r.params),
+               opts.lora_rank > 0 ? fmt::format(" frozen; LoRA rank {} on every projection: {} trainable",
+                                                opts.lora_rank, with_thousands(r.trainable))
+                                  : std::string());
     fmt::print("batch      B={} T={}, {} timed steps after {} warm-up, {} threads, {} ({}), {}\n",
                opts.batch, opts.seq, opts.steps, opts.warmup, r.threads, precision_name(opts.precision), why, f.gemm);
     fmt::print("cpu        {}; kernels {}\n", cpu_model(), backend::describe_isa());
@@ -101,9 +134,10 @@ void run(const BenchFlags& f) {
     fmt::print("throughput {:.0f} tokens/s, {:.1f} model GFLOP/s = {:.1f}% of {:.0f} GFLOP/s peak ({})\n",
                r.tokens_per_s, r.model_gflops, 100.0 * r.utilisation, opts.peak_gflops,
                f.peak_gflops ? "--peak-gflops" : peak_unit(opts.precision));
-    fmt::print("memory     {:.0f} MiB peak RSS ({:.0f} MiB activations, recompute {}: {:.0f} MiB saved; Adam moments in {})\n",
-               r.max_rss_mb, r.activation_mb, recompute_name(opts.recompute), r.activation_saved_mb,
-               moment_precision_name(opts.moments));
+    fmt::print("memory     {:.0f} MiB peak RSS; planned: {}\n", r.max_rss_mb,
+               describe_memory(r.memory, opts.precision));
+    fmt::print("           (recompute {}: {:.0f} MiB of activations saved; Adam moments in {})\n",
+               recompute_name(opts.recompute), r.activation_saved_mb, moment_precision_name(opts.moments));
     fmt::print("loss       {:.4f} first, {:.4f} last\n", r.loss_first, r.loss_last);
     if (!r.profile.empty()) {
         fmt::print("profile    ms per step (mean of the timed steps, {:.1f} ms), by kernel family:\n", r.step_ms_mean);
@@ -121,11 +155,20 @@ void add_bench_command(CLI::App& app) {
     auto flags = std::make_shared<BenchFlags>();
     CLI::App* cmd = app.add_subcommand(
         "bench", "Time full training steps (forward, backward, AdamW) on random tokens");
-    cmd->add_option("--model", flags->model, "Model preset")->capture_default_str();
+    cmd->add_option("--model", flags->model, "Model preset: GPT-2's (gpt2, gpt2-mini, ...) or a Llama's (llama-1b, "
+                                             "smollm2-135m, tinyllama-1.1b, ...)")
+        ->capture_default_str();
     cmd->add_option("--layers", flags->layers, "Override n_layer")->check(integer_at_least(1));
     cmd->add_option("--heads", flags->heads, "Override n_head")->check(integer_at_least(1));
     cmd->add_option("--embd", flags->embd, "Override n_embd")->check(integer_at_least(1));
     cmd->add_option("--vocab", flags->vocab, "Override vocab_size")->check(integer_at_least(1));
+    cmd->add_option("--kv-heads", flags->kv_heads, "Llama: override num_key_value_heads")->check(integer_at_least(1));
+    cmd->add_option("--intermediate", flags->intermediate, "Llama: override the MLP's width")
+        ->check(integer_at_least(1));
+    cmd->add_option("--lora", flags->lora,
+                    "Llama: train LoRA adapters of this rank on every projection over a random frozen base "
+                    "(bf16 only in mixed precision); 0: every weight trains")
+        ->check(integer_at_least(0));
     cmd->add_option("--batch", flags->batch, "Micro-batch size B")
         ->check(integer_at_least(1))->capture_default_str();
     cmd->add_option("--seq", flags->seq, "Sequence length T")

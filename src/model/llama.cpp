@@ -216,6 +216,27 @@ void Llama::load_base(const std::string& path) {
     }
 }
 
+void Llama::init_base(uint64_t seed) {
+    if (!lora_.enabled()) throw Error("Llama::init_base without LoRA");
+    Rng rng(seed);
+    std::vector<float> tensor;
+    for (const ParamSpec& s : frozen_layout_.specs()) {
+        tensor.assign(static_cast<size_t>(s.reserved), 0.0f);
+        if (s.shape.size() == 1) {
+            std::fill_n(tensor.begin(), s.numel, 1.0f);
+        } else {
+            rng.fill_normal(tensor.data(), s.numel, 0.0f, 0.02f);
+        }
+        for (int64_t i = 0; i < s.reserved; i++) {
+            if (precision_ == Precision::Fp32) frozen32_[s.offset + i] = tensor[i];
+            if (precision_ == Precision::Bf16) frozen16_[s.offset + i] = to_bf16(tensor[i]);
+        }
+        if (s.shape.size() == 1 && precision_ == Precision::Bf16) {
+            std::copy_n(tensor.begin(), s.numel, norms32_.data() + norms_layout_.find(s.name).offset);
+        }
+    }
+}
+
 std::unique_ptr<Llama> Llama::merged(backend::Gemm& gemm) const {
     auto m = std::make_unique<Llama>(cfg_, gemm);
     float* out = m->params().data();

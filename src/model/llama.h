@@ -54,8 +54,13 @@ public:
     // LoRA: the model with every adapter folded into its weight (W + scaling·B·A), in fp32 and
     // without adapters: what sampling and the merged export use.
     std::unique_ptr<Llama> merged(backend::Gemm& gemm) const;
-    // The bytes of the frozen base (0 without LoRA).
-    size_t frozen_bytes() const { return frozen32_.size() * 4 + frozen16_.size() * 2 + norms32_.size() * 4; }
+    // LoRA: a random base (as init_weights draws a whole model), for benchmarks without a checkpoint.
+    void init_base(uint64_t seed);
+    size_t frozen_bytes() const override {
+        return frozen32_.size() * sizeof(float) + frozen16_.size() * sizeof(uint16_t) + norms32_.size() * sizeof(float);
+    }
+    // LoRA: the frozen base's tensors (empty without LoRA).
+    const ParamLayout& frozen_layout() const { return frozen_layout_; }
 
 private:
     HeadIo head_io() const override;

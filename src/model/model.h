@@ -79,6 +79,11 @@ public:
     // Whether the parameters are adapters over a frozen base (LoRA): model.init_from then names
     // the base, which the model loads itself, and not these parameters.
     virtual bool adapters_only() const { return false; }
+    // Memory by part: the frozen base (LoRA's; 0 otherwise), the trainable parameters (fp32,
+    // and their bf16 copy in mixed precision), their gradients.
+    virtual size_t frozen_bytes() const { return 0; }
+    size_t weight_bytes() const { return params_.size() * sizeof(float) + params_h_.size() * sizeof(uint16_t); }
+    size_t gradient_bytes() const { return grads_.size() * sizeof(float); }
 
     // Times every kernel call into `profiler` (null: no timing).
     void set_profiler(Profiler* profiler) { profiler_ = profiler; }

@@ -1,6 +1,8 @@
 #include "train/benchmark.h"
 
 #include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <vector>
 
@@ -9,10 +11,10 @@
 #include "core/rng.h"
 #include "core/sysinfo.h"
 #include "core/timer.h"
-#include <nlohmann/json.hpp>
 #include "distributed/comm_single.h"
 #include "distributed/data_parallel.h"
 #include "model/gpt2.h"
+#include "model/llama.h"
 #include "train/train_step.h"
 
 namespace lmforge {
@@ -33,22 +35,65 @@ double mean_of(const std::vector<double>& x) {
 
 double flops_per_token(const Model& model, int64_t T) {
     const auto j = nlohmann::json::parse(model.config_json());
-    const bool untied_head = model.layout().specs().back().name == "lm_head.weight";
-    double matmul_params = 0;
-    for (const ParamSpec& s : model.layout().specs()) {
-        // Lookups, not products: GPT-2's positions, and the token embedding where a separate
-        // matrix is the LM head.
-        if (s.name == "wpe.weight" || (untied_head && s.name == "model.embed_tokens.weight")) continue;
-        matmul_params += static_cast<double>(s.numel);
-    }
-    return 6.0 * matmul_params + 12.0 * j["n_layer"].get<double>() * static_cast<double>(model.width()) * T;
+    // Lookups, not products: GPT-2's positions, and the token embedding where a separate matrix
+    // is the LM head.
+    const auto matmul_params = [](const ParamLayout& layout) {
+        const bool untied_head = layout.specs().back().name == "lm_head.weight";
+        double n = 0;
+        for (const ParamSpec& s : layout.specs()) {
+            if (s.name == "wpe.weight" || (untied_head && s.name == "model.embed_tokens.weight")) continue;
+            n += static_cast<double>(s.numel);
+        }
+        return n;
+    };
+    // A frozen weight's backward is d(input) alone: 4 FLOPs per parameter, not 6.
+    const auto* llama = dynamic_cast<const Llama*>(&model);
+    const double frozen = llama != nullptr && llama->adapters_only() ? matmul_params(llama->frozen_layout()) : 0;
+    return 6.0 * matmul_params(model.layout()) + 4.0 * frozen +
+           12.0 * j["n_layer"].get<double>() * static_cast<double>(model.width()) * T;
 }
+
+namespace {
+
+// The model of the options with random weights (and LoRA's random frozen base), planned.
+std::unique_ptr<CausalLm> bench_model(const BenchOptions& opts, backend::Gemm& gemm) {
+    std::unique_ptr<CausalLm> model;
+    if (const auto* gpt2 = std::get_if<Gpt2Config>(&opts.model)) {
+        model = std::make_unique<Gpt2>(*gpt2, gemm, opts.precision, opts.recompute);
+    } else {
+        LoraOptions lora;
+        lora.rank = opts.lora_rank;
+        lora.alpha = 2.0 * static_cast<double>(opts.lora_rank);
+        lora.targets.fill(true);
+        auto llama = std::make_unique<Llama>(std::get<LlamaConfig>(opts.model), gemm, opts.precision, opts.recompute,
+                                             lora);
+        if (lora.enabled()) llama->init_base(1);
+        model = std::move(llama);
+    }
+    model->init_weights(0);
+    model->plan(opts.batch, opts.seq);
+    return model;
+}
+
+// The activations every recompute mode saves against keeping all, for the model's family.
+double activations_mib(const BenchOptions& opts, Recompute r) {
+    if (const auto* gpt2 = std::get_if<Gpt2Config>(&opts.model)) {
+        return static_cast<double>(gpt2_acts_bytes(*gpt2, opts.batch, opts.seq, opts.precision, r)) / 1048576.0;
+    }
+    LoraOptions lora;
+    lora.rank = opts.lora_rank;
+    lora.targets.fill(true);
+    return static_cast<double>(
+               llama_acts_bytes(std::get<LlamaConfig>(opts.model), opts.batch, opts.seq, opts.precision, r, lora)) /
+           1048576.0;
+}
+
+}  // namespace
 
 BenchResult run_benchmark(const BenchOptions& opts) {
     auto gemm = backend::make_gemm(opts.gemm);
-    Gpt2 model(opts.model, *gemm, opts.precision, opts.recompute);
-    model.init_weights(0);
-    model.plan(opts.batch, opts.seq);
+    const std::unique_ptr<CausalLm> owned = bench_model(opts, *gemm);
+    CausalLm& model = *owned;
     SingleCommunicator comm;
     DataParallel dp(comm, model, AdamWConfig{.moments = opts.moments}, ParallelOptions{});
 
@@ -60,8 +105,8 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     BenchResult r;
     for (int64_t i = 0; i < opts.warmup + opts.steps; i++) {
         for (size_t j = 0; j < batch.inputs.size(); j++) {
-            batch.inputs[j] = static_cast<int32_t>(data_rng.below(opts.model.vocab_size));
-            batch.targets[j] = static_cast<int32_t>(data_rng.below(opts.model.vocab_size));
+            batch.inputs[j] = static_cast<int32_t>(data_rng.below(model.vocab_size()));
+            batch.targets[j] = static_cast<int32_t>(data_rng.below(model.vocab_size()));
         }
         if (opts.profile && i == opts.warmup) {
             profiler.reset();
@@ -90,7 +135,8 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     std::sort(r.profile.begin(), r.profile.end(),
               [](const auto& a, const auto& b) { return a.second > b.second; });
     r.threads = backend::max_threads();
-    r.params = model.layout().count();
+    r.trainable = model.layout().count();
+    r.params = model.adapters_only() ? static_cast<const Llama&>(model).frozen_layout().count() : r.trainable;
     r.step_ms_median = median * 1e3;
     r.step_ms_min = times.front() * 1e3;
     r.step_ms_mean = mean_of(times) * 1e3;
@@ -100,10 +146,8 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     r.utilisation = r.model_gflops / opts.peak_gflops;
     r.max_rss_mb = peak_rss_mb();
     r.activation_mb = static_cast<double>(model.activation_bytes()) / 1048576.0;
-    const auto body_bytes = [&](Recompute r) {
-        return static_cast<double>(gpt2_acts_bytes(opts.model, opts.batch, opts.seq, opts.precision, r));
-    };
-    r.activation_saved_mb = (body_bytes(Recompute::None) - body_bytes(opts.recompute)) / 1048576.0;
+    r.activation_saved_mb = activations_mib(opts, Recompute::None) - activations_mib(opts, opts.recompute);
+    r.memory = memory_parts(model, dp);
     return r;
 }
 

@@ -6,20 +6,24 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "backend/gemm.h"
 #include "model/gpt2_config.h"
 #include "model/gpt2_acts.h"
+#include "model/llama_config.h"
 #include "model/model.h"
 #include "model/precision.h"
 #include "optim/moments.h"
+#include "train/memory_report.h"
 
 namespace lmforge {
 
 struct BenchOptions {
-    Gpt2Config model;
+    std::variant<Gpt2Config, LlamaConfig> model;
     std::string model_name = "gpt2";
+    int64_t lora_rank = 0;  // Llama: adapters of this rank on every projection of a random frozen base
     int64_t batch = 4;
     int64_t seq = 64;
     int64_t steps = 10;
@@ -44,6 +48,8 @@ struct BenchResult {
     double max_rss_mb = 0;
     double activation_mb = 0;
     double activation_saved_mb = 0;  // by recompute, against keeping every activation
+    int64_t trainable = 0;           // parameters AdamW updates (LoRA: the adapters)
+    MemoryParts memory;              // by part, as the training log states it
     // Median ms per phase of a step: forward and backward, then norm, clipping and AdamW.
     double forward_backward_ms = 0, optimizer_ms = 0;
     // With opts.profile: (kernel family, mean ms per timed step), slowest first; the gradient
@@ -52,7 +58,8 @@ struct BenchResult {
 };
 
 // FLOPs of one training step per token of a causal model: 6 per matmul parameter (forward 2,
-// backward 4; GPT-2's position table and an untied token embedding are lookups, not matmuls)
+// backward 4; GPT-2's position table and an untied token embedding are lookups, not matmuls;
+// 4 per frozen one, LoRA's base, whose weight gradient is not taken)
 // plus causal attention's QKᵀ and AV counted over the full T×T, 12·L·C·T — the same count as
 // the PyTorch reference.
 double flops_per_token(const Model& model, int64_t T);

@@ -21,6 +21,7 @@
 #include "core/version.h"
 #include "data/data_home.h"
 #include "data/fingerprint.h"
+#include "train/memory_report.h"
 #include "data/tokenizer_spec.h"
 #include "distributed/data_parallel.h"
 #include "kernels/grad_norm.h"
@@ -330,6 +331,7 @@ void Trainer::log_setup() const {
     log::info("model: {}, {} parameters; activations {:.0f} MiB (recompute {})", model_summary(*model_),
               model_->layout().count(), static_cast<double>(model_->activation_bytes()) / 1048576.0,
               cfg_.train.recompute);
+    log::info("memory: {}", describe_memory(memory_parts(*model_, *dp_), ctx_.precision()));
     log::info("{}", task_->describe_data());
     if (choice_) {
         log::info("multiple choice: {} items of {}, {}", choice_->items(), choice_->path(),

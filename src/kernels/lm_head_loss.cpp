@@ -173,7 +173,8 @@ void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* lo
                         float* target_logit, float* row_max, const SoftTargets* soft) {
     // This level's own forward and backward (kernels/dispatch.cpp would take the long way).
     namespace level = LMFORGE_ISA_NAMESPACE;
-    const bool one_pass = level::lm_head_one_pass(gemm, !std::is_same_v<In, float>);
+    // A frozen head (dwte null) has no weight-gradient GEMM to make the one pass lose.
+    const bool one_pass = level::lm_head_one_pass(gemm, !std::is_same_v<In, float>) || dwte == nullptr;
     if (!one_pass && soft == nullptr) {
         level::lm_head_loss_forward(gemm, s, losses, lse, x, wte, bias, targets, logits_block, target_logit,
                                     row_max);

@@ -76,8 +76,11 @@ public:
     int64_t batch() const { return B_; }
     int64_t seq_len() const { return T_; }
     size_t activation_bytes() const override { return body_bytes() + head_arena_.capacity(); }
-    // Whether training's LM head takes its one pass here (kernels::lm_head_one_pass).
-    bool head_one_pass() const { return kernels::lm_head_one_pass(gemm_, precision_ == Precision::Bf16); }
+    // Whether training's LM head takes its one pass here (kernels::lm_head_one_pass; always
+    // where the head is frozen).
+    bool head_one_pass() const {
+        return kernels::lm_head_one_pass(gemm_, precision_ == Precision::Bf16) || head_frozen();
+    }
 
     // Batches of up to context_length() tokens per row, ids in [0, vocab_size). The LM head (no
     // num_labels) predicts targets, which may be kIgnoreIndex (-100): only the counted rows
@@ -125,6 +128,8 @@ protected:
     // Embeddings, blocks and final norm on inputs (B·T ids, checked); backward from head_io().dx.
     virtual void forward_body(const int32_t* inputs) = 0;
     virtual void backward_body(kernels::WeightGrad mode) = 0;
+    // Whether the LM head matrix is frozen (LoRA's base): no gradient is taken for it.
+    virtual bool head_frozen() const { return false; }
     // Called when the head does not write the LM head matrix's gradient in an overwriting pass
     // (classification, or no target at all): the model zeroes it if nothing else overwrites it.
     virtual void head_matrix_untouched() = 0;

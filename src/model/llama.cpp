@@ -3,13 +3,21 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <nlohmann/json.hpp>
 
 #include "core/bf16.h"
 #include "core/error.h"
+#include "core/fp16.h"
 #include "io/safetensors.h"
 #include "kernels/attention.h"
 #include "kernels/bf16.h"
@@ -54,27 +62,51 @@ void check_lora(const LoraOptions& lora) {
     }
 }
 
-// Tensor `name` of `file` (F32, F16 or BF16) into n elements of out, as T (float or bf16).
+// Element i of a stored tensor (F32, F16 or BF16) as T: float, or bf16 rounded to nearest even.
+template <class T>
+T element(const std::byte* data, Dtype dtype, int64_t i) {
+    float x = 0;
+    if (dtype == Dtype::BF16) {
+        const auto h = std::bit_cast<uint16_t>(std::array<std::byte, 2>{data[2 * i], data[2 * i + 1]});
+        if constexpr (std::is_same_v<T, uint16_t>) return h;  // as stored: no rounding twice
+        x = from_bf16(h);
+    } else if (dtype == Dtype::F16) {
+        x = from_f16(std::bit_cast<uint16_t>(std::array<std::byte, 2>{data[2 * i], data[2 * i + 1]}));
+    } else {
+        std::memcpy(&x, data + 4 * i, sizeof(float));
+    }
+    if constexpr (std::is_same_v<T, float>) {
+        return x;
+    } else {
+        return to_bf16(x);
+    }
+}
+
+// Tensor s.name of `file` (F32, F16 or BF16) into out as T (float or bf16), straight from the
+// mapped file with no whole-tensor copy; its pages are then dropped from the process, so loading
+// a base never holds more than the store and the tensor at hand.
 template <class T>
 void read_frozen(const SafetensorsReader& file, const ParamSpec& s, T* out) {
     if (!file.contains(s.name)) {
         throw InputError(fmt::format("{}: no tensor '{}'", file.path(), s.name), "the base is of another model");
     }
-    if (file.info(s.name).shape != s.shape) {
+    const TensorInfo& t = file.info(s.name);
+    if (t.shape != s.shape) {
         throw InputError(fmt::format("{}: tensor '{}' has shape [{}], this model needs [{}]", file.path(), s.name,
-                                     fmt::join(file.info(s.name).shape, ", "), fmt::join(s.shape, ", ")),
+                                     fmt::join(t.shape, ", "), fmt::join(s.shape, ", ")),
                          "model.init_from must be a base of the configured shape");
     }
-    std::vector<float> row(static_cast<size_t>(s.numel));
-    file.read_float(s.name, row);
-    for (int64_t i = 0; i < s.numel; i++) {
-        if constexpr (std::is_same_v<T, float>) {
-            out[i] = row[i];
-        } else {
-            out[i] = to_bf16(row[i]);
-        }
+    if (t.dtype != Dtype::F32 && t.dtype != Dtype::F16 && t.dtype != Dtype::BF16) {
+        throw InputError(fmt::format("{}: tensor '{}' is not F32, F16 or BF16", file.path(), s.name));
     }
+    const std::span<const std::byte> raw = file.raw(s.name);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < s.numel; i++) out[i] = element<T>(raw.data(), t.dtype, i);
     std::fill(out + s.numel, out + s.reserved, T{0});  // padding rows
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(raw.data()) + page - 1) / page * page;
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(raw.data()) + raw.size()) / page * page;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 }  // namespace
@@ -219,20 +251,22 @@ void Llama::load_base(const std::string& path) {
 void Llama::init_base(uint64_t seed) {
     if (!lora_.enabled()) throw Error("Llama::init_base without LoRA");
     Rng rng(seed);
-    std::vector<float> tensor;
+    // In blocks, so that drawing a bf16 base never holds an fp32 copy of a whole tensor.
+    constexpr int64_t kBlock = int64_t{1} << 20;
+    std::vector<float> block(kBlock);
     for (const ParamSpec& s : frozen_layout_.specs()) {
-        tensor.assign(static_cast<size_t>(s.reserved), 0.0f);
-        if (s.shape.size() == 1) {
-            std::fill_n(tensor.begin(), s.numel, 1.0f);
-        } else {
-            rng.fill_normal(tensor.data(), s.numel, 0.0f, 0.02f);
-        }
-        for (int64_t i = 0; i < s.reserved; i++) {
-            if (precision_ == Precision::Fp32) frozen32_[s.offset + i] = tensor[i];
-            if (precision_ == Precision::Bf16) frozen16_[s.offset + i] = to_bf16(tensor[i]);
-        }
-        if (s.shape.size() == 1 && precision_ == Precision::Bf16) {
-            std::copy_n(tensor.begin(), s.numel, norms32_.data() + norms_layout_.find(s.name).offset);
+        for (int64_t i0 = 0; i0 < s.reserved; i0 += kBlock) {
+            const int64_t n = std::min(kBlock, s.reserved - i0), real = std::clamp<int64_t>(s.numel - i0, 0, n);
+            std::fill_n(block.begin(), n, 0.0f);  // padding rows
+            if (s.shape.size() == 1) std::fill_n(block.begin(), real, 1.0f);
+            if (s.shape.size() > 1) rng.fill_normal(block.data(), real, 0.0f, 0.02f);
+            for (int64_t i = 0; i < n; i++) {
+                if (precision_ == Precision::Fp32) frozen32_[s.offset + i0 + i] = block[i];
+                if (precision_ == Precision::Bf16) frozen16_[s.offset + i0 + i] = to_bf16(block[i]);
+            }
+            if (s.shape.size() == 1 && precision_ == Precision::Bf16) {
+                std::copy_n(block.begin(), real, norms32_.data() + norms_layout_.find(s.name).offset + i0);
+            }
         }
     }
 }

@@ -67,6 +67,7 @@ private:
     void plan_body(int64_t B, int64_t T) override;
     size_t body_bytes() const override { return arena_.capacity(); }
     void head_matrix_untouched() override;
+    bool head_frozen() const override { return lora_.enabled() && cfg_.num_labels == 0; }
     void forward_body(const int32_t* inputs) override;
     // Gradient ranges become ready as the final norm's and head's, then each block's from the
     // last to the first, then the embedding's (with LoRA, all at the end: adapters are small).

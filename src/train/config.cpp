@@ -66,11 +66,11 @@ void visit_config(TrainConfig& c, V&& v) {
     v("distill.temperature", c.distill.temperature, "distill: temperature T that softens the teacher's and the student's distributions");
     v("distill.kl_weight", c.distill.kl_weight, "distill: weight of T² · KL(teacher ‖ student) at the counted targets");
     v("distill.task_weight", c.distill.task_weight, "distill: weight of the task's own loss (next-token or masked-token cross-entropy)");
+    v("distill.cosine_weight", c.distill.cosine_weight, "distill: weight of 1 − cos between the student's and the teacher's final hidden states at the counted targets (DistilBERT's cosine loss; needs equal widths); 0: off");
     v("lora.rank", c.lora.rank, "LoRA (a Llama model.preset): the adapters' rank; they train over model.init_from, whose weights stay frozen (bf16 only in mixed precision: no fp32 copy, gradient or moments); 0: off, every weight trains");
     v("lora.alpha", c.lora.alpha, "LoRA: the adapters' output is scaled by alpha / rank");
     v("lora.dropout", c.lora.dropout, "LoRA: dropout on each adapter's input, in training passes, its masks drawn from train.seed, the step and the row (a resume draws the same)");
     v("lora.targets", c.lora.targets, "LoRA: the projections that get adapters, of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj");
-    v("distill.cosine_weight", c.distill.cosine_weight, "distill: weight of 1 − cos between the student's and the teacher's final hidden states at the counted targets (DistilBERT's cosine loss; needs equal widths); 0: off");
     v("dist.bucket_mb", c.dist.bucket_mb, "size of the gradient buckets all-reduced while backward runs (processes > 1, zero_stage 0)");
     v("dist.overlap", c.dist.overlap, "all-reduce buckets during backward, overlapping computation; false: all at once after it");
     v("eval.every", c.eval.every, "steps between validation evaluations (from step 0, and at the end); 0: only at the end; classify and sft also evaluate at each epoch's end");

@@ -287,9 +287,9 @@ TEST_F(HfInterop, BadDirectoriesFailWithOneLine) {
         }
         return path(name);
     };
-    auto llama = config;
-    llama["model_type"] = "llama";
-    expect_error(with_config("llama", llama, true), "model_type = \"llama\" is not supported");
+    auto mistral = config;
+    mistral["model_type"] = "mistral";
+    expect_error(with_config("mistral", mistral, true), "model_type = \"mistral\" is not supported");
     auto relu = config;
     relu["activation_function"] = "relu";
     expect_error(with_config("relu", relu, true), "activation_function = \"relu\"");

@@ -11,6 +11,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   libcurl4-openssl-dev zlib1g-dev ca-certificates
+  libpcre2-dev
   libgtest-dev libbenchmark-dev
   # A single-node Slurm cluster for the tests: slurmctld, slurmd and the clients (srun, sbatch);
   # srun --mpi=pmix's plugin (slurm-wlm-basic-plugins; pmi2 is there too) loads libpmix.so.

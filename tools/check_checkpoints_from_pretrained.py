@@ -4,8 +4,10 @@ they are, with no export: GPT-2 and Llama language models (AutoModelForCausalLM,
 AutoTokenizer from the same directory), GPT-2 and Llama classifiers
 (AutoModelForSequenceClassification, id2label the run's classes) and a BERT masked LM
 (AutoModelForMaskedLM) give lmforge's own logits (lmforge logits --output) within 1e-4, on best/,
-final/ and a step checkpoint; so does `lmforge export` of the Llama model. And back: the models
-saved by transformers in shards (max_shard_size) import into lmforge with the same logits.
+final/ and a step checkpoint; so does `lmforge export` of the Llama model. A Llama trained on a
+tokenizer.json of Llama 3's kind (PyPI tokenizers) carries it: AutoTokenizer gives lmforge's
+ids. And back: the models saved by transformers in shards (max_shard_size) import into lmforge
+with the same logits.
 
     python3 tools/check_checkpoints_from_pretrained.py --lmforge build/release/lmforge
 """
@@ -19,6 +21,7 @@ import tempfile
 
 import torch
 from safetensors.torch import load_file
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import (AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSequenceClassification,
                           AutoTokenizer)
 
@@ -95,6 +98,29 @@ def make_runs(lmforge, work):
     run(lmforge, "train", config(work, "mlm", "mlm", "bert-tiny", f"{work}/lm-data"))
     run(lmforge, "train", config(work, "llama", "lm", "llama-nano", f"{work}/lm-data"))
     run(lmforge, "train", config(work, "llama-cls", "classify", "llama-nano", f"{work}/cls-data"))
+    # A Llama on a tokenizer of Llama 3's kind, trained and written by PyPI tokenizers: its
+    # checkpoints carry that tokenizer.json for transformers' fast tokenizer.
+    llama3_tokenizer(corpus, f"{work}/tok-llama3")
+    run(lmforge, "prepare", "--tokenizer", f"{work}/tok-llama3/tokenizer.json", "--input", corpus,
+        "--output", f"{work}/llama3-data")
+    run(lmforge, "train", config(work, "llama3-tok", "lm", "llama-nano", f"{work}/llama3-data"))
+
+
+def llama3_tokenizer(corpus, out):
+    """A byte-level BPE with Llama 3's pre-tokenizer, ignore_merges and special tokens, and a
+    tokenizer_config.json naming its bos and eos."""
+    pattern = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
+               r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+    tok = Tokenizer(models.BPE(ignore_merges=True))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
+                                                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    tok.train([corpus], trainers.BpeTrainer(vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                            show_progress=False))
+    tok.add_special_tokens([AddedToken("<|begin_of_text|>", special=True), AddedToken("<|end_of_text|>", special=True)])
+    os.makedirs(out)
+    tok.save(f"{out}/tokenizer.json")
+    write(f"{out}/tokenizer_config.json", json.dumps({"bos_token": "<|begin_of_text|>", "eos_token": "<|end_of_text|>"}))
 
 
 def lmforge_logits(lmforge, checkpoint, ids, out):
@@ -172,6 +198,7 @@ def check(lmforge, work):
     for name in ["lm", "llama"]:
         ok &= check_causal(lmforge, work, name, text)
         ok &= check_sharded_import(lmforge, work, name)
+    ok &= check_causal(lmforge, work, "llama3-tok", text)
     ok &= check_export(lmforge, work, "llama")
     ok &= check_classifier(lmforge, work, "cls", text)
     ok &= check_classifier(lmforge, work, "llama-cls", text)

@@ -106,6 +106,10 @@ def make_gpt2_files():
                                                  "#version: 0.2\r\n", "{}", b"\xff\xfe bytes"))
 
 
+LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
+                  r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
 def make_tokenizer_json():
     vocab, merges = vocab_and_merges()
     hf = {"version": "1.0", "truncation": None, "padding": None,
@@ -121,6 +125,21 @@ def make_tokenizer_json():
     write("tokenizer_json", "hf_bpe", parts(json.dumps(hf, indent=2, ensure_ascii=False), TEXT))
     hf["model"]["merges"] = merges  # older files: "a b" strings
     write("tokenizer_json", "hf_bpe_string_merges", parts(json.dumps(hf), TEXT))
+    # Llama 3's pre-tokenizer (a regex Split, PCRE2) with ignore_merges and an added token that
+    # is not special; SmolLM2's (Digits, then GPT-2's split).
+    hf["model"]["merges"] = [m.split(" ") for m in merges]
+    hf["model"]["ignore_merges"] = True
+    hf["added_tokens"].append({"id": len(vocab) + 1, "content": "<tool>", "single_word": False, "lstrip": False,
+                               "rstrip": False, "normalized": True, "special": False})
+    hf["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": LLAMA3_PATTERN}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    write("tokenizer_json", "hf_llama3", parts(json.dumps(hf, indent=1), TEXT + "<tool> 1234567\r\n"))
+    hf["model"]["ignore_merges"] = False
+    hf["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Digits", "individual_digits": True},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]}
+    write("tokenizer_json", "hf_smollm2", parts(json.dumps(hf, indent=1), TEXT + " 2024"))
     chars = {"lmforge_tokenizer": "char", "chars": sorted(set("hello world\n\u00e9\u65e5")),
              "special_tokens": {"<|endoftext|>": 10}}
     write("tokenizer_json", "char", parts(json.dumps(chars, indent=1), "hello w\u00e9rld\n"))

@@ -139,9 +139,29 @@ json hf_gpt2_config(const Gpt2Config& c, const Tokenizer* tokenizer, const std::
     return config;
 }
 
+namespace {
+
+// tokenizer_config.json for a tokenizer saved as Hugging Face's tokenizer.json (Llama 3's kind):
+// the fast tokenizer class reads it, and the bos and eos tokens are the ones the tokenizer's
+// own tokenizer_config.json named, else the end-of-text token, else none.
+std::string fast_tokenizer_config(const Tokenizer& tokenizer, int64_t block_size) {
+    json config = {{"tokenizer_class", "PreTrainedTokenizerFast"}, {"model_max_length", block_size}};
+    const auto text = [&](TokenId id) { return tokenizer.decode(std::vector<TokenId>{id}); };
+    for (const auto& [role, id] : tokenizer.roles()) config[role] = text(id);
+    if (const std::optional<TokenId> eot = tokenizer.eot_id()) {
+        for (const char* role : {"bos_token", "eos_token"}) {
+            if (!config.contains(role)) config[role] = text(*eot);
+        }
+    }
+    return config.dump(2) + "\n";
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> hf_gpt2_tokenizer_files(const Tokenizer& tokenizer,
                                                                          int64_t block_size) {
     namespace fs = std::filesystem;
+    if (tokenizer.kind() != "bpe") return {};  // a character tokenizer has no Hugging Face form
     std::vector<std::pair<std::string, std::string>> files;
     const fs::path saved = fs::temp_directory_path() / temporary_name("lmforge-tokenizer");
     tokenizer.save(saved.string());
@@ -152,8 +172,15 @@ std::vector<std::pair<std::string, std::string>> hf_gpt2_tokenizer_files(const T
     take("vocab.bpe", "merges.txt");
     // transformers reads it too: special tokens that vocab.json alone leaves ordinary.
     take("added_tokens.json", "added_tokens.json");
+    // What GPT-2's files cannot hold (Llama 3's pre-tokenizer, say) is saved as tokenizer.json,
+    // which transformers' fast tokenizer reads as it is.
+    take("tokenizer.json", "tokenizer.json");
     fs::remove_all(saved);
-    if (files.size() < 2) return {};  // a character tokenizer has no GPT-2 form
+    if (files.size() == 1 && files[0].first == "tokenizer.json") {
+        files.emplace_back("tokenizer_config.json", fast_tokenizer_config(tokenizer, block_size));
+        return files;
+    }
+    if (files.size() < 2) return {};
     const std::optional<TokenId> eot = tokenizer.eot_id();
     const std::vector<TokenId> eot_ids = eot ? std::vector<TokenId>{*eot} : std::vector<TokenId>{};
     const std::string end = eot ? tokenizer.decode(eot_ids) : "<|endoftext|>";

@@ -33,8 +33,9 @@ void load_hf_gpt2_weights(Gpt2& model, const std::string& dir);
 nlohmann::json hf_gpt2_config(const Gpt2Config& c, const Tokenizer* tokenizer,
                               const std::vector<std::string>& label_names = {});
 // A byte-level BPE tokenizer as GPT2Tokenizer's files, (name, content): vocab.json,
-// merges.txt, added_tokens.json where it has specials, tokenizer_config.json. Empty for a
-// tokenizer without a GPT-2 form (the character tokenizer).
+// merges.txt, added_tokens.json where it has specials, tokenizer_config.json; or, for one
+// GPT-2's files cannot hold (a Llama 3 tokenizer.json), its tokenizer.json and a
+// tokenizer_config.json for transformers' fast tokenizer. Empty for the character tokenizer.
 std::vector<std::pair<std::string, std::string>> hf_gpt2_tokenizer_files(const Tokenizer& tokenizer,
                                                                          int64_t block_size);
 

@@ -13,6 +13,7 @@
 #include "core/file_io.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/pretokenizer.h"
+#include "tokenizer/pretokenizer_chain.h"
 
 namespace lmforge {
 
@@ -98,12 +99,15 @@ struct BpeTokenizer::Tables {
 
 BpeTokenizer::BpeTokenizer(std::vector<std::pair<std::string, TokenId>> vocab,
                            const std::vector<std::pair<std::string, std::string>>& merges,
-                           std::map<std::string, TokenId> specials, const std::string& source)
-    : tables_(std::make_unique<Tables>()) {
+                           std::map<std::string, TokenId> specials, const std::string& source, BpeOptions options)
+    : tables_(std::make_unique<Tables>()),
+      pretokenizer_(std::move(options.pretokenizer)),
+      ignore_merges_(options.ignore_merges),
+      added_(std::move(options.added)) {
     specials_ = std::move(specials);
     // The ids index id_bytes_: they must be 0 .. n-1 for the n tokens, each once, before any is
     // used (a negative special id once wrote before the table's start and corrupted the heap).
-    const size_t n = vocab.size() + specials_.size();
+    const size_t n = vocab.size() + specials_.size() + added_.size();
     id_bytes_.assign(n, std::string());
     std::vector<bool> used(n, false);
     const auto claim = [&](TokenId id, const std::string& shown) {
@@ -120,9 +124,11 @@ BpeTokenizer::BpeTokenizer(std::vector<std::pair<std::string, TokenId>> vocab,
         tables_->insert_word(bytes, id);
         id_bytes_[id] = std::move(bytes);
     }
-    for (const auto& [text, id] : specials_) {
-        claim(id, text);
-        id_bytes_[id] = text;
+    for (const auto* tokens : {&specials_, &added_}) {
+        for (const auto& [text, id] : *tokens) {
+            claim(id, text);
+            id_bytes_[id] = text;
+        }
     }
     for (int b = 0; b < 256; b++) {
         byte_token_[b] = tables_->find_word(std::string(1, static_cast<char>(b)), id_bytes_);
@@ -144,6 +150,22 @@ BpeTokenizer::BpeTokenizer(std::vector<std::pair<std::string, TokenId>> vocab,
         }
         tables_->insert_pair(a, b, static_cast<uint32_t>(rank), m);
         merges_.emplace_back(a, b);
+    }
+    if (!ignore_merges_) find_tokens_merging_gives();
+}
+
+void BpeTokenizer::find_tokens_merging_gives() {
+    // Without ignore_merges, a piece that is a token is still that token wherever merging its
+    // bytes gives it back, as it does for nearly all: those keep the one-lookup fast path.
+    whole_is_merged_.assign(id_bytes_.size(), false);
+    std::vector<TokenId> ids;
+    for (size_t id = 0; id < id_bytes_.size(); id++) {
+        const std::string& bytes = id_bytes_[id];
+        if (bytes.empty() || tables_->find_word(bytes, id_bytes_) != static_cast<TokenId>(id)) continue;
+        ids.clear();
+        encode_piece_by_merges(bytes, ids);
+        whole_is_merged_[id] = ids.size() == 1 && ids[0] == static_cast<TokenId>(id);
+        all_whole_are_merged_ = all_whole_are_merged_ && whole_is_merged_[id];
     }
 }
 
@@ -233,7 +255,8 @@ void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& ou
     }
     // Most pieces are whole words of the vocabulary: one lookup instead of the merges. (BPE
     // of a token's own bytes yields that token for vocabularies built by merging, as GPT-2's.)
-    if (const TokenId whole = tables_->find_word(piece, id_bytes_); whole >= 0) {
+    if (const TokenId whole = tables_->find_word(piece, id_bytes_);
+        whole >= 0 && (ignore_merges_ || whole_is_merged_[whole])) {
         out.push_back(whole);
         return;
     }
@@ -248,10 +271,24 @@ void BpeTokenizer::encode_piece_by_merges(std::string_view piece, std::vector<To
     }
 }
 
+void BpeTokenizer::encode_text(std::string_view text, std::vector<TokenId>& out) const {
+    if (pretokenizer_) {
+        pretokenizer_->split(text, [&](std::string_view piece) { encode_piece(piece, out); });
+    } else {
+        pretokenize_gpt2(text, [&](std::string_view piece) { encode_piece(piece, out); });
+    }
+}
+
 std::vector<TokenId> BpeTokenizer::encode_ordinary(std::string_view text) const {
     std::vector<TokenId> out;
     out.reserve(text.size() / 4 + 16);
-    pretokenize_gpt2(text, [&](std::string_view piece) { encode_piece(piece, out); });
+    if (added_.empty()) {
+        encode_text(text, out);
+    } else {
+        split_on_tokens(
+            text, added_, [&](std::string_view part) { encode_text(part, out); },
+            [&](TokenId id) { out.push_back(id); });
+    }
     return out;
 }
 
@@ -270,7 +307,18 @@ std::string BpeTokenizer::decode(std::span<const TokenId> ids) const {
 
 std::vector<size_t> BpeTokenizer::safe_cuts(std::string_view text, size_t every) const {
     // A space whose preceding character is not white space always starts a new piece, and
-    // no piece before it looks past it: cutting there changes nothing.
+    // no piece before it looks past it: cutting there changes nothing, unless an added token
+    // spans it. Patterns lmforge cannot reason about get no cuts: one thread per document.
+    if (pretokenizer_ && !pretokenizer_->cuts_at_spaces()) return {};
+    const auto inside_added = [&](size_t p) {
+        for (const auto& [token, id] : added_) {
+            // Occurrences that start before p and end after it lie within this window.
+            const size_t from = p >= token.size() ? p - token.size() + 1 : 0;
+            const std::string_view window = text.substr(from, p - from + token.size() - 1);
+            if (token.size() > 1 && window.find(token) != std::string_view::npos) return true;
+        }
+        return false;
+    };
     std::vector<size_t> cuts;
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     for (size_t target = every; target < text.size(); target += every) {
@@ -281,7 +329,7 @@ std::vector<size_t> BpeTokenizer::safe_cuts(std::string_view text, size_t every)
             while (q > 0 && (s[q] & 0xC0) == 0x80 && p - q < 4) q--;
             uint32_t cp;
             utf8_decode(s + q, s + p, cp);
-            if (char_class(cp) != CharClass::Space) break;
+            if (char_class(cp) != CharClass::Space && !inside_added(p)) break;
         }
         if (p >= text.size()) break;
         cuts.push_back(p);
@@ -297,7 +345,29 @@ TokenId BpeTokenizer::add_special(const std::string& text) {
     return id;
 }
 
+namespace {
+
+std::string json_string(const std::string& text) {
+    // Byte-level tokens are ASCII-safe text; a special token of other bytes is written as
+    // best it can be rather than stopping the save.
+    return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
 void BpeTokenizer::save(const std::string& dir) const {
+    std::filesystem::create_directories(dir);
+    if (!roles_.empty()) {
+        nlohmann::json config = nlohmann::json::object();
+        for (const auto& [role, id] : roles_) config[role] = nlohmann::json::parse(json_string(id_bytes_[id]));
+        write_text_atomic(dir + "/tokenizer_config.json", config.dump(2) + "\n");
+    }
+    // GPT-2's files mean GPT-2's pre-tokenizer, every added token special and whole-token
+    // lookup: anything else is kept in a tokenizer.json, which load_tokenizer() reads back.
+    if (pretokenizer_ || !added_.empty() || !(ignore_merges_ || all_whole_are_merged_)) {
+        save_tokenizer_json(dir);
+        return;
+    }
     // {"token": id, ...} in id order, written directly: an ordered_json object inserts in
     // linear time, which is quadratic over 50,000 tokens.
     std::string json_text = "{";
@@ -315,13 +385,59 @@ void BpeTokenizer::save(const std::string& dir) const {
     for (const auto& [a, b] : merges_) {
         bpe += bytes_to_unicode(id_bytes_[a]) + " " + bytes_to_unicode(id_bytes_[b]) + "\n";
     }
-    std::filesystem::create_directories(dir);
     const std::span<const std::byte> json_parts[] = {std::as_bytes(std::span(json_text))};
     write_file_atomic(dir + "/encoder.json", json_parts);
     const std::span<const std::byte> bpe_parts[] = {std::as_bytes(std::span(bpe))};
     write_file_atomic(dir + "/vocab.bpe", bpe_parts);
     // encoder.json alone marks only <|...|> tokens as special; this names every one ([PAD] too).
     write_text_atomic(dir + "/added_tokens.json", nlohmann::json(specials_).dump(1) + "\n");
+}
+
+void BpeTokenizer::save_tokenizer_json(const std::string& dir) const {
+    // Hugging Face's layout, as the tokenizers library writes it; vocab and merges written
+    // directly, for the same reason as encoder.json above.
+    std::map<TokenId, std::pair<const std::string*, bool>> added;  // id -> content, special
+    for (const auto& [text, id] : specials_) added[id] = {&text, true};
+    for (const auto& [text, id] : added_) added[id] = {&text, false};
+    std::string added_json = "[";
+    for (const auto& [id, token] : added) {
+        if (added_json.size() > 1) added_json += ", ";
+        added_json += fmt::format(R"({{"id": {}, "content": {}, "single_word": false, "lstrip": false, )"
+                                  R"("rstrip": false, "normalized": {}, "special": {}}})",
+                                  id, json_string(*token.first), !token.second, token.second);
+    }
+    added_json += "]";
+    std::string vocab = "{";
+    for (size_t id = 0; id < id_bytes_.size(); id++) {
+        if (added.contains(static_cast<TokenId>(id))) continue;
+        if (vocab.size() > 1) vocab += ", ";
+        vocab += json_string(bytes_to_unicode(id_bytes_[id])) + ": " + std::to_string(id);
+    }
+    vocab += "}";
+    std::string merges = "[";
+    for (const auto& [a, b] : merges_) {
+        if (merges.size() > 1) merges += ", ";
+        // Appended part by part: "[" + a temporary string trips GCC 12's -Wrestrict.
+        merges += '[';
+        merges += json_string(bytes_to_unicode(id_bytes_[a]));
+        merges += ", ";
+        merges += json_string(bytes_to_unicode(id_bytes_[b]));
+        merges += ']';
+    }
+    merges += "]";
+    const std::string pre =
+        pretokenizer_ ? pretokenizer_->json_text()
+                      : R"({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, )"
+                        R"("use_regex": true})";
+    const std::string text = fmt::format(
+        R"({{"version": "1.0", "truncation": null, "padding": null, "added_tokens": {}, "normalizer": null, )"
+        R"("pre_tokenizer": {}, "post_processor": null, )"
+        R"("decoder": {{"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true}}, )"
+        R"("model": {{"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null, )"
+        R"("end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false, "ignore_merges": {}, )"
+        R"("vocab": {}, "merges": {}}}}})",
+        added_json, pre, ignore_merges_, vocab, merges);
+    write_text_atomic(dir + "/tokenizer.json", text + "\n");
 }
 
 }  // namespace lmforge

@@ -7,9 +7,9 @@
 namespace lmforge {
 
 std::optional<TokenId> Tokenizer::eot_id() const {
-    const auto it = specials_.find(kEndOfText);
-    if (it == specials_.end()) return std::nullopt;
-    return it->second;
+    if (const auto it = specials_.find(kEndOfText); it != specials_.end()) return it->second;
+    if (const auto it = roles_.find("eos_token"); it != roles_.end()) return it->second;
+    return std::nullopt;
 }
 
 TokenId Tokenizer::add_special(const std::string& text) {
@@ -18,21 +18,34 @@ TokenId Tokenizer::add_special(const std::string& text) {
 }
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text) const {
-    // Each special's next occurrence, searched again only once the text has passed it: every
-    // special scans the text once, however many there are and however often they occur.
+    std::vector<TokenId> out;
+    split_on_tokens(
+        text, specials_,
+        [&](std::string_view part) {
+            const std::vector<TokenId> ids = encode_ordinary(part);
+            out.insert(out.end(), ids.begin(), ids.end());
+        },
+        [&](TokenId id) { out.push_back(id); });
+    return out;
+}
+
+void Tokenizer::split_on_tokens(std::string_view text, const std::map<std::string, TokenId>& tokens,
+                                const std::function<void(std::string_view)>& text_part,
+                                const std::function<void(TokenId)>& token) {
+    // Each token's next occurrence, searched again only once the text has passed it: every
+    // token scans the text once, however many there are and however often they occur.
     struct Next {
         std::string_view token;
         TokenId id;
         size_t at;
     };
     std::vector<Next> next;
-    for (const auto& [s, id] : specials_) {
+    for (const auto& [s, id] : tokens) {
         if (!s.empty()) next.push_back({s, id, text.find(s)});  // an empty one would match everywhere
     }
-    std::vector<TokenId> out;
     size_t at = 0;
     while (at < text.size()) {
-        // The earliest special token from here (the longest, if two start together).
+        // The earliest token from here (the longest, if two start together).
         const Next* best = nullptr;
         for (Next& n : next) {
             if (n.at != std::string_view::npos && n.at < at) n.at = text.find(n.token, at);
@@ -40,15 +53,11 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text) const {
             if (best == nullptr || n.at < best->at || (n.at == best->at && n.token.size() > best->token.size())) best = &n;
         }
         const size_t stop = best == nullptr ? text.size() : best->at;
-        if (stop > at) {
-            const std::vector<TokenId> part = encode_ordinary(text.substr(at, stop - at));
-            out.insert(out.end(), part.begin(), part.end());
-        }
+        if (stop > at) text_part(text.substr(at, stop - at));
         if (best == nullptr) break;
-        out.push_back(best->id);
+        token(best->id);
         at = best->at + best->token.size();
     }
-    return out;
 }
 
 }  // namespace lmforge

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -31,8 +32,13 @@ public:
     // Appends a special token with the next id (vocab_size() before the call) and returns it;
     // InputError if the text is already a special token, or the tokenizer takes none (chars).
     virtual TokenId add_special(const std::string& text);
-    // The id of "<|endoftext|>", which separates documents, if the vocabulary has it.
+    // The token that separates documents: "<|endoftext|>" if the vocabulary has it as a special
+    // token, else the eos_token of roles() (Llama 3's "<|end_of_text|>"), if any.
     std::optional<TokenId> eot_id() const;
+    // The tokens tokenizer_config.json names, by its keys: "bos_token", "eos_token",
+    // "pad_token", "unk_token" (those it names and the tokenizer has).
+    const std::map<std::string, TokenId>& roles() const { return roles_; }
+    void set_role(const std::string& role, TokenId id) { roles_[role] = id; }
 
     // Byte offsets at which text may be cut into parts that encode independently, so that
     // encoding the parts and concatenating gives encode_ordinary(text): for parallel encoding
@@ -43,7 +49,14 @@ public:
     virtual void save(const std::string& dir) const = 0;
 
 protected:
+    // Cuts text at each occurrence of one of `tokens` (the earliest; of those starting there,
+    // the longest): text_part(part) for each non-empty stretch between, token(id) for each.
+    static void split_on_tokens(std::string_view text, const std::map<std::string, TokenId>& tokens,
+                                const std::function<void(std::string_view)>& text_part,
+                                const std::function<void(TokenId)>& token);
+
     std::map<std::string, TokenId> specials_;
+    std::map<std::string, TokenId> roles_;
 };
 
 inline constexpr const char* kEndOfText = "<|endoftext|>";

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "tokenizer/bpe.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/char_tokenizer.h"
+#include "tokenizer/pretokenizer_chain.h"
 
 namespace lmforge {
 
@@ -95,20 +97,79 @@ void read_vocab(const json& j, const std::string& where, int64_t id_limit,
     }
 }
 
-// lmforge encodes as GPT-2 does: no normalizer, and the byte-level pre-tokenizer with GPT-2's
-// split and no prefix space. A tokenizer.json that asks for more (lowercasing, digits split
-// apart, a space before the text) would give other ids than transformers: refused by field.
-void check_gpt2_pre_tokenization(const json& j, const std::string& path) {
-    const auto refuse = [&](const std::string& field, const json& value) {
-        throw InputError(fmt::format("{}: {} = {} is not supported", path, field, value.dump()),
-                         "lmforge reads byte-level BPE tokenizers as GPT-2's: no normalizer, a ByteLevel "
-                         "pre-tokenizer without a prefix space");
+// What lmforge does not implement is refused in one line naming the field and the type: a
+// tokenizer that ran without it would give other ids than Hugging Face's. (No normalizer;
+// decoding is byte-level; the BPE model without dropout, byte fallback or word affixes.)
+[[noreturn]] void refuse(const std::string& path, const std::string& what, const char* hint) {
+    throw InputError(fmt::format("{}: {} is not supported", path, what), hint);
+}
+
+std::string type_name(const json& j) {
+    return j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : j.dump();
+}
+
+void check_normalizer(const json& j, const std::string& path) {
+    constexpr const char* kHint = "lmforge runs no normalizer: GPT-2's, Llama 3's and SmolLM2's byte-level BPE "
+                                  "tokenizers have none";
+    const json normalizer = j.value("normalizer", json());
+    if (normalizer.is_null()) return;
+    if (type_name(normalizer) == "Sequence" && normalizer.contains("normalizers") &&
+        normalizer["normalizers"].is_array()) {
+        if (normalizer["normalizers"].empty()) return;  // a Sequence of nothing does nothing
+        refuse(path, fmt::format("normalizer \"{}\" (in a Sequence)", type_name(normalizer["normalizers"][0])), kHint);
+    }
+    refuse(path, fmt::format("normalizer \"{}\"", type_name(normalizer)), kHint);
+}
+
+void check_decoder(const json& j, const std::string& path) {
+    const json decoder = j.value("decoder", json());
+    if (decoder.is_null() || type_name(decoder) == "ByteLevel") return;
+    refuse(path, fmt::format("decoder \"{}\"", type_name(decoder)),
+           "lmforge decodes byte-level BPE: the decoder is ByteLevel (or none)");
+}
+
+void check_bpe_model(const json& model, const std::string& path) {
+    constexpr const char* kHint = "lmforge reads byte-level BPE models as the tokenizers library writes GPT-2's, "
+                                  "Llama 3's and Qwen2's";
+    const auto set = [&](const char* key) {
+        if (!model.contains(key) || model[key].is_null()) return false;
+        const json& v = model[key];
+        return !(v == false || v == 0 || v == 0.0 || v == "");
     };
-    if (j.contains("normalizer") && !j["normalizer"].is_null()) refuse("normalizer", j["normalizer"]);
-    const json pre = j.value("pre_tokenizer", json());
-    if (!pre.is_object() || pre.value("type", "") != "ByteLevel" || pre.value("add_prefix_space", false) ||
-        !pre.value("use_regex", true)) {
-        refuse("pre_tokenizer", pre);
+    for (const char* key : {"dropout", "byte_fallback", "continuing_subword_prefix", "end_of_word_suffix"}) {
+        if (set(key)) refuse(path, fmt::format("model.{} = {}", key, model[key].dump()), kHint);
+    }
+}
+
+// tokenizer_config.json's names for special tokens: a string, or an AddedToken object's
+// "content"; null where it names none.
+std::optional<std::string> role_token(const json& value, const std::string& where) {
+    if (value.is_null()) return std::nullopt;
+    if (value.is_string()) return value.get<std::string>();
+    if (value.is_object() && value.contains("content") && value["content"].is_string()) {
+        return value["content"].get<std::string>();
+    }
+    throw InputError(fmt::format("{}: {} is neither a token nor {{\"content\": token}}", where, value.dump()),
+                     "the file is damaged");
+}
+
+// The bos, eos, pad and unk tokens tokenizer_config.json (beside a tokenizer's files) names:
+// each must be a token of the tokenizer, whose encode() gives it as one id.
+void read_roles(Tokenizer& tokenizer, const std::string& config_path) {
+    if (!fs::exists(config_path)) return;
+    const json config = parse_json_file(config_path);
+    if (!config.is_object()) throw InputError(fmt::format("{}: not a JSON object", config_path));
+    for (const char* role : {"bos_token", "eos_token", "pad_token", "unk_token"}) {
+        if (!config.contains(role)) continue;
+        const auto token = role_token(config[role], fmt::format("{}: {}", config_path, role));
+        if (!token) continue;
+        const std::vector<TokenId> ids = tokenizer.encode(*token);
+        if (ids.size() != 1 || token->empty()) {
+            throw InputError(fmt::format("{}: {} \"{}\" is not a token of the tokenizer beside it", config_path,
+                                         role, *token),
+                             "the tokenizer files and tokenizer_config.json do not belong together");
+        }
+        tokenizer.set_role(role, ids[0]);
     }
 }
 
@@ -207,11 +268,32 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
     }
     // Hugging Face: {"model": {"type": "BPE", "vocab": {...}, "merges": [...]}, "added_tokens": [...]}
     try {
-        return load_hf_bpe_json(j, path);
+        auto tokenizer = load_hf_bpe_json(j, path);
+        read_roles(*tokenizer, (fs::path(path).parent_path() / "tokenizer_config.json").string());
+        return tokenizer;
     } catch (const json::exception& e) {  // a field missing or of another type
         throw InputError(fmt::format("{}: not a tokenizer.json lmforge can read: {}", path, e.what()),
                          "lmforge reads byte-level BPE (GPT-2 style) and its own character tokenizers");
     }
+}
+
+// The pre-tokenizer: nullptr for GPT-2's (the BPE's fast path), else the chain it names.
+static std::shared_ptr<const PretokenizerChain> hf_pretokenizer(const json& j, const std::string& path) {
+    auto chain = PretokenizerChain::from_json(j.value("pre_tokenizer", json()), path);
+    return chain->is_gpt2() ? nullptr : chain;
+}
+
+static std::pair<std::string, std::string> hf_merge(const json& m, const std::string& path) {
+    if (m.is_string()) {  // "a b" (older files)
+        const std::string s = m.get<std::string>();
+        const size_t space = s.find(' ');
+        if (space == std::string::npos) throw InputError(fmt::format("{}: merge '{}' has no space", path, s));
+        return {token_bytes(s.substr(0, space), path), token_bytes(s.substr(space + 1), path)};
+    }
+    if (m.is_array() && m.size() == 2) {  // ["a", "b"] (newer files)
+        return {token_bytes(m[0].get<std::string>(), path), token_bytes(m[1].get<std::string>(), path)};
+    }
+    throw InputError(fmt::format("{}: a merge is neither \"a b\" nor [\"a\", \"b\"]", path));
 }
 
 static std::unique_ptr<Tokenizer> load_hf_bpe_json(const json& j, const std::string& path) {
@@ -219,8 +301,13 @@ static std::unique_ptr<Tokenizer> load_hf_bpe_json(const json& j, const std::str
         throw InputError(fmt::format("{}: not a BPE tokenizer.json (model.type is not \"BPE\")", path),
                          "lmforge reads byte-level BPE (GPT-2 style) and its own character tokenizers");
     }
-    check_gpt2_pre_tokenization(j, path);
     const json& model = j["model"];
+    check_normalizer(j, path);
+    BpeOptions options;
+    options.pretokenizer = hf_pretokenizer(j, path);
+    check_decoder(j, path);
+    check_bpe_model(model, path);
+    options.ignore_merges = model.value("ignore_merges", false);
     std::vector<std::pair<std::string, TokenId>> vocab;
     std::map<std::string, TokenId> specials;
     const json added_list = j.value("added_tokens", json::array());
@@ -228,34 +315,22 @@ static std::unique_ptr<Tokenizer> load_hf_bpe_json(const json& j, const std::str
     for (const json& t : added_list) added_names.insert(t.at("content").get<std::string>());
     const int64_t limit = id_limit(model.at("vocab"), added_names);
     std::map<std::string, TokenId> added;
+    std::set<std::string> ordinary_added;  // "special": false: Hugging Face matches them in any text
     for (const json& t : added_list) {
         const std::string content = t.at("content");
         added[content] = added_token_id(content, t.at("id"), limit, path + ": added_tokens");
+        if (!t.value("special", true)) ordinary_added.insert(content);
     }
     read_vocab(model.at("vocab"), path + ": model.vocab", limit, vocab, specials,
                j.contains("added_tokens") ? &added : nullptr);
     std::vector<std::pair<std::string, std::string>> merges;
-    for (const json& m : model.at("merges")) {
-        std::string a, b;
-        if (m.is_string()) {  // "a b" (older files)
-            const std::string s = m.get<std::string>();
-            const size_t space = s.find(' ');
-            if (space == std::string::npos) throw InputError(fmt::format("{}: merge '{}' has no space", path, s));
-            a = s.substr(0, space);
-            b = s.substr(space + 1);
-        } else if (m.is_array() && m.size() == 2) {  // ["a", "b"] (newer files)
-            a = m[0].get<std::string>();
-            b = m[1].get<std::string>();
-        } else {
-            throw InputError(fmt::format("{}: a merge is neither \"a b\" nor [\"a\", \"b\"]", path));
-        }
-        merges.emplace_back(token_bytes(a, path), token_bytes(b, path));
-    }
+    for (const json& m : model.at("merges")) merges.push_back(hf_merge(m, path));
     for (const auto& [content, id] : added) {
         std::erase_if(vocab, [&](const auto& v) { return v.second == id; });
-        specials[content] = id;
+        specials.erase(content);
+        (ordinary_added.contains(content) ? options.added : specials)[content] = id;
     }
-    return std::make_unique<BpeTokenizer>(std::move(vocab), merges, std::move(specials), path);
+    return std::make_unique<BpeTokenizer>(std::move(vocab), merges, std::move(specials), path, std::move(options));
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec) {
@@ -267,8 +342,10 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& spec) {
     if (fs::is_directory(p)) {
         if (fs::exists(p / "encoder.json") && fs::exists(p / "vocab.bpe")) {
             const fs::path added = p / "added_tokens.json";
-            return load_gpt2_files((p / "encoder.json").string(), (p / "vocab.bpe").string(),
-                                   fs::exists(added) ? added.string() : "");
+            auto tokenizer = load_gpt2_files((p / "encoder.json").string(), (p / "vocab.bpe").string(),
+                                             fs::exists(added) ? added.string() : "");
+            read_roles(*tokenizer, (p / "tokenizer_config.json").string());
+            return tokenizer;
         }
         if (fs::exists(p / "tokenizer.json")) return load_tokenizer_json((p / "tokenizer.json").string());
         throw InputError(fmt::format("{}: holds neither encoder.json + vocab.bpe nor tokenizer.json", spec),

@@ -3,8 +3,12 @@
 //   DIR     a directory holding encoder.json + vocab.bpe (GPT-2's format, also what
 //           `lmforge tokenizer train` writes; added_tokens.json beside them names the special
 //           tokens) or tokenizer.json;
-//   FILE    a tokenizer.json: Hugging Face's (a BPE model with a byte-level pre-tokenizer) or
-//           lmforge's character tokenizer.
+//   FILE    a tokenizer.json: Hugging Face's (a byte-level BPE model, with GPT-2's, Llama 3's
+//           or SmolLM2's kind of pre-tokenizer; pretokenizer_chain.h) or lmforge's character
+//           tokenizer.
+// A tokenizer_config.json beside the files may name the bos, eos, pad and unk tokens (roles()).
+// What lmforge does not implement (a normalizer, another pre-tokenizer or decoder) is refused
+// in one line naming the field, not ignored: it would give other ids than Hugging Face.
 #pragma once
 
 #include <memory>

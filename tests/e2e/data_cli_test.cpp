@@ -160,6 +160,14 @@ TEST_F(DataCli, VocabularyFilesThatDoNotParseAreNamed) {
     expect_refused("prepare --tokenizer " + path("tok2") + " --input " + good + " --output " + path("out"),
                    path("tok2/tokenizer.json") + ": not a BPE tokenizer.json");
     expect_refused("tokenize --tokenizer " + path("nope") + " < " + good, "unknown tokenizer '" + path("nope"));
+    // A Hugging Face tokenizer.json whose normalizer lmforge does not run: its name, in one line.
+    const nlohmann::json hf = {{"normalizer", {{"type", "NFKC"}}},
+                               {"pre_tokenizer", {{"type", "ByteLevel"}}},
+                               {"model", {{"type", "BPE"}, {"vocab", nlohmann::json::object()}, {"merges", nlohmann::json::array()}}}};
+    const std::string nfkc = write("tok3/tokenizer.json", hf.dump());
+    expect_refused("tokenize --tokenizer " + nfkc + " < " + good, nfkc + ": normalizer \"NFKC\" is not supported");
+    expect_refused("prepare --tokenizer " + path("tok3") + " --input " + good + " --output " + path("out"),
+                   nfkc + ": normalizer \"NFKC\" is not supported");
 }
 
 TEST_F(DataCli, DamagedShardsAndForeignTokensAreNamed) {

@@ -425,19 +425,20 @@ TEST_F(TokenizerFiles, DamagedFilesAreNamedWithTheLine) {
                   .find("not a BPE tokenizer.json"),
               std::string::npos);
     EXPECT_NE(test::input_error_of([&] { load_tokenizer("no/such/thing"); }).find("unknown tokenizer"), std::string::npos);
-    // A tokenizer.json whose normalizer or pre-tokenizer encodes otherwise than GPT-2's (which
-    // lmforge would silently ignore), or that lacks a field, is refused by name.
+    // A tokenizer.json whose normalizer or pre-tokenizer lmforge does not implement (it would
+    // encode otherwise), or that lacks a field, is refused by name
+    // (hf_tokenizer_json_test.cpp has the rest).
     const auto hf_json = [&](const std::string& extra) {
         return write("hf.json", R"({"model": {"type": "BPE", "vocab": )" + vocab.dump() + R"(, "merges": []})" + extra + "}");
     };
     const std::string byte_level = R"(, "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true})";
     EXPECT_EQ(load_tokenizer_json(hf_json(byte_level))->encode_ordinary("ab"), (std::vector<TokenId>{97, 98}));
     EXPECT_NE(test::input_error_of([&] { load_tokenizer_json(hf_json(byte_level + R"(, "normalizer": {"type": "Lowercase"})")); })
-                  .find("normalizer = {\"type\":\"Lowercase\"} is not supported"),
+                  .find("hf.json: normalizer \"Lowercase\" is not supported"),
               std::string::npos);
     EXPECT_NE(test::input_error_of([&] {
                   load_tokenizer_json(hf_json(R"(, "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": true})"));
-              }).find("pre_tokenizer = "),
+              }).find("hf.json: pre_tokenizer ByteLevel with add_prefix_space true is not supported"),
               std::string::npos);
     EXPECT_NE(test::input_error_of([&] {
                   load_tokenizer_json(write("nomerges.json", R"({"model": {"type": "BPE", "vocab": {}}, "pre_tokenizer": {"type": "ByteLevel"}})"));

@@ -16,6 +16,17 @@
 
 namespace lmforge::test {
 
+// Each of B rows of T ids padded with id 0 at its end: the length before the padding (at least 1).
+inline std::vector<int32_t> lengths_before_padding(const std::vector<int32_t>& ids, int64_t B, int64_t T) {
+    std::vector<int32_t> lengths(static_cast<size_t>(B));
+    for (int64_t b = 0; b < B; b++) {
+        int32_t n = static_cast<int32_t>(T);
+        while (n > 1 && ids[b * T + n - 1] == 0) n--;
+        lengths[b] = n;
+    }
+    return lengths;
+}
+
 template <class T_ = float>
 std::vector<T_> random_vector(int64_t n, uint64_t seed, float scale = 1.0f) {
     std::vector<float> f(static_cast<size_t>(n));

@@ -21,6 +21,16 @@ public:
     }
     void* alloc_bytes(size_t bytes);
 
+    // Ready for a new plan of `bytes`, carved from the start: the same memory where it is large
+    // enough (a smaller batch), else a fresh block.
+    void replan(size_t bytes) {
+        if (capacity() < bytes) {
+            *this = Arena(bytes);
+        } else {
+            reset(0);
+        }
+    }
+
     size_t mark() const { return used_; }
     void reset(size_t mark) { used_ = mark; }
     size_t used() const { return used_; }

@@ -78,11 +78,7 @@ size_t bert_acts_bytes(const BertConfig& cfg, int64_t B, int64_t T, Precision pr
 BertActs plan_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision precision, bool head_one_pass,
                         Arena& arena) {
     const size_t bytes = bert_acts_bytes(cfg, B, T, precision, head_one_pass);
-    if (arena.capacity() < bytes) {
-        arena = Arena(bytes);
-    } else {
-        arena.reset(0);  // a smaller batch: the same memory, carved anew
-    }
+    arena.replan(bytes);
     BertActs acts;
     visit_bert_acts(cfg, B, T, precision, head_one_pass, acts, [&](int64_t n, auto*& slot) {
         using T_ = std::remove_reference_t<decltype(*slot)>;

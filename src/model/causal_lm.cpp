@@ -69,11 +69,7 @@ void CausalLm::plan(int64_t B, int64_t T) {
     if (B == B_ && T == T_) return;
     plan_body(B, T);
     const size_t bytes = causal_head_bytes(dims_, B, T, precision_, head_one_pass());
-    if (head_arena_.capacity() < bytes) {
-        head_arena_ = Arena(bytes);
-    } else {
-        head_arena_.reset(0);  // a smaller batch: the same memory, carved anew
-    }
+    head_arena_.replan(bytes);
     head_ = {};
     visit_head_acts(dims_, B, T, precision_, head_one_pass(), head_, [&](int64_t n, auto*& slot) {
         using T_ = std::remove_reference_t<decltype(*slot)>;

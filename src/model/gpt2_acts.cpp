@@ -99,11 +99,7 @@ size_t gpt2_acts_bytes(const Gpt2Config& cfg, int64_t B, int64_t T, Precision pr
 Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
                         Arena& arena) {
     const size_t bytes = gpt2_acts_bytes(cfg, B, T, precision, recompute);
-    if (arena.capacity() < bytes) {
-        arena = Arena(bytes);
-    } else {
-        arena.reset(0);  // a smaller batch: the same memory, carved anew
-    }
+    arena.replan(bytes);
     Gpt2Acts acts;
     visit_gpt2_acts(
         cfg, B, T, precision, recompute, acts,

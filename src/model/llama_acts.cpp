@@ -84,11 +84,7 @@ size_t llama_acts_bytes(const LlamaConfig& cfg, int64_t B, int64_t T, Precision 
 LlamaActs plan_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precision precision, Recompute recompute,
                           const LoraOptions& lora, Arena& arena) {
     const size_t bytes = llama_acts_bytes(cfg, B, T, precision, recompute, lora);
-    if (arena.capacity() < bytes) {
-        arena = Arena(bytes);
-    } else {
-        arena.reset(0);
-    }
+    arena.replan(bytes);
     LlamaActs acts;
     visit_llama_acts(
         cfg, B, T, precision, recompute, lora, acts,

@@ -105,12 +105,12 @@ TEST_P(LoraGolden, ClassifierWithItsHeadTrainingMatchesPeft) {
     Adapted m("llama-cls", "cls/", "q_proj,v_proj", 2, 4.0, GetParam());
     const std::vector<int32_t> ids = expected().read_i32("cls/ids");
     const int64_t B = 3, T = static_cast<int64_t>(ids.size()) / B;
-    Batch batch{.B = B, .T = T, .inputs = ids, .lengths = std::vector<int32_t>(B), .labels = expected().read_i32("cls/labels")};
-    for (int64_t b = 0; b < B; b++) {  // padding (id 0) at the end: the head reads the last real token
-        int32_t n = static_cast<int32_t>(T);
-        while (n > 1 && ids[b * T + n - 1] == 0) n--;
-        batch.lengths[b] = n;
-    }
+    // Padding (id 0) at the ends of rows: the head reads each row's last real token.
+    Batch batch{.B = B,
+                .T = T,
+                .inputs = ids,
+                .lengths = lengths_before_padding(ids, B, T),
+                .labels = expected().read_i32("cls/labels")};
     const double loss = m.model->forward_backward(batch, 1.0f / static_cast<float>(B), false).mean();
     EXPECT_NEAR(loss, expected().read_f32("cls/loss")[0], tol() * 0.1 * loss);
     EXPECT_LE(worst_error(std::span<const float>(m.model->class_logits(), B * 3), expected().read_f32("cls/logits")),

@@ -36,9 +36,7 @@ CheckpointFiles bert_files(const Bert& model, const Tokenizer* tokenizer, const 
 }
 
 CheckpointFiles llama_files(const Llama& model, const Tokenizer* tokenizer, const std::vector<std::string>& labels) {
-    std::optional<TokenId> eot = tokenizer != nullptr ? tokenizer->eot_id() : std::nullopt;
-    if (eot && *eot >= model.vocab_size()) eot.reset();
-    const nlohmann::json eos = eot ? nlohmann::json(*eot) : nlohmann::json(nullptr);
+    const nlohmann::json eos = hf_eos_id(tokenizer, model.vocab_size());
     CheckpointFiles files = {{"config.json", hf_llama_config(model.config(), eos, labels).dump(2) + "\n"},
                              {"generation_config.json",
                               nlohmann::json{{"bos_token_id", eos}, {"eos_token_id", eos}}.dump(2) + "\n"}};

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "checkpoint/hf_common.h"
 #include "core/error.h"
@@ -110,6 +111,13 @@ void load_hf_llama_weights(Llama& model, const std::string& dir) {
         check_tied_copy(file, "lm_head.weight", model.layout().find("model.embed_tokens.weight"), params);
     }
     model.weights_changed();
+}
+
+json hf_eos_id(const Tokenizer* tokenizer, int64_t vocab_size) {
+    if (tokenizer == nullptr) return nullptr;
+    const std::optional<TokenId> eot = tokenizer->eot_id();
+    if (!eot.has_value() || *eot >= vocab_size) return nullptr;
+    return static_cast<int64_t>(*eot);
 }
 
 json hf_llama_config(const LlamaConfig& c, const json& eos_id, const std::vector<std::string>& label_names) {

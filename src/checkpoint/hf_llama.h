@@ -12,6 +12,7 @@
 
 #include "io/safetensors.h"
 #include "model/llama.h"
+#include "tokenizer/tokenizer.h"
 
 namespace lmforge {
 
@@ -22,6 +23,10 @@ LlamaConfig read_hf_llama_config(const std::string& dir);
 
 // Weights from DIR (F32, F16 or BF16) into a model of read_hf_llama_config's shape.
 void load_hf_llama_weights(Llama& model, const std::string& dir);
+
+// The token config.json names as bos and eos: the tokenizer's end-of-text id where it has one
+// inside the model's vocabulary, else null.
+nlohmann::json hf_eos_id(const Tokenizer* tokenizer, int64_t vocab_size);
 
 // config.json for a model of shape c: LlamaForCausalLM, or LlamaForSequenceClassification
 // with id2label from label_names where given; bos/eos (and a classifier's pad) as given.

@@ -66,11 +66,9 @@ void export_llama(const std::string& checkpoint, const std::string& hf, Dtype dt
     const Llama& model = merged ? *merged : recorded;
     const std::string tokenizer_dir = find_run_tokenizer(checkpoint);
     const auto tokenizer = tokenizer_dir.empty() ? nullptr : open_tokenizer(tokenizer_dir, data_home());
-    std::optional<TokenId> eot = tokenizer ? tokenizer->eot_id() : std::nullopt;
-    if (eot && *eot >= model.vocab_size()) eot.reset();
     const auto files = tokenizer ? hf_gpt2_tokenizer_files(*tokenizer, model.config().block_size)
                                  : std::vector<std::pair<std::string, std::string>>{};
-    save_hf_llama(model, hf, eot ? nlohmann::json(*eot) : nlohmann::json(nullptr),
+    save_hf_llama(model, hf, hf_eos_id(tokenizer.get(), model.vocab_size()),
                   names_for(checkpoint_label_names(checkpoint), model.num_labels()), dtype, files);
     fmt::print("exported {} to {} ({}{}{})\n", checkpoint, hf, merged ? "merged " : "",
                model.num_labels() > 0 ? "LlamaForSequenceClassification" : "LlamaForCausalLM",

@@ -273,33 +273,45 @@ void Llama::init_base(uint64_t seed) {
 
 std::unique_ptr<Llama> Llama::merged(backend::Gemm& gemm) const {
     auto m = std::make_unique<Llama>(cfg_, gemm);
-    float* out = m->params().data();
-    for (const ParamSpec& s : m->layout().specs()) {
+    copy_frozen_into(*m);
+    fold_adapters_into(*m, gemm);
+    m->weights_changed();
+    return m;
+}
+
+void Llama::copy_frozen_into(Llama& m) const {
+    float* out = m.params().data();
+    for (const ParamSpec& s : m.layout().specs()) {
         float* dst = out + s.offset;
-        if (s.name == "score.weight") {
+        if (s.name == "score.weight") {  // the classifier trained beside the adapters
             std::copy_n(params_.data() + layout_.find(kLoraScore).offset, s.numel, dst);
             continue;
         }
         const int64_t at = frozen_layout_.find(s.name).offset;
-        for (int64_t i = 0; i < s.reserved; i++) dst[i] = frozen32_.size() > 0 ? frozen32_[at + i] : from_bf16(frozen16_[at + i]);
-        if (s.shape.size() == 1 && norms32_.size() > 0) std::copy_n(norms32_.data() + norms_layout_.find(s.name).offset, s.numel, dst);
+        for (int64_t i = 0; i < s.reserved; i++) {
+            dst[i] = frozen32_.size() > 0 ? frozen32_[at + i] : from_bf16(frozen16_[at + i]);
+        }
+        if (s.shape.size() == 1 && norms32_.size() > 0) {  // the gains' exact fp32 values
+            std::copy_n(norms32_.data() + norms_layout_.find(s.name).offset, s.numel, dst);
+        }
     }
+}
+
+void Llama::fold_adapters_into(Llama& m, backend::Gemm& gemm) const {
     // W (out, in) += scaling · B (out, r) · A (r, in), at the target's rows of the fused matrix.
-    const LlamaParams& w = m->p_;
+    const LlamaParams& w = m.p_;
     for (int64_t l = 0; l < cfg_.n_layer; l++) {
-        float* base[kLoraTargets] = {w.layers[l].qkv, w.layers[l].qkv, w.layers[l].qkv, w.layers[l].o_proj,
-                                     w.layers[l].gate_up, w.layers[l].gate_up, w.layers[l].down_proj};
+        const LlamaLayerWeights<float*>& b = w.layers[l];
+        float* base[kLoraTargets] = {b.qkv, b.qkv, b.qkv, b.o_proj, b.gate_up, b.gate_up, b.down_proj};
         for (int t = 0; t < kLoraTargets; t++) {
             const LoraAdapter& a = adapters_[l][t];
             if (!a.on()) continue;
-            const backend::GemmShape shape{.M = a.out, .N = a.in, .K = lora_.rank, .accumulate = true};
             std::vector<float> scaled_B(a.B, a.B + a.out * lora_.rank);
             for (float& b : scaled_B) b *= static_cast<float>(lora_.scaling());
-            gemm.run(shape, scaled_B.data(), a.A, base[t] + a.offset * a.in);
+            gemm.run({.M = a.out, .N = a.in, .K = lora_.rank, .accumulate = true}, scaled_B.data(), a.A,
+                     base[t] + a.offset * a.in);
         }
     }
-    m->weights_changed();
-    return m;
 }
 
 void Llama::plan_body(int64_t B, int64_t T) {
@@ -381,7 +393,8 @@ void Llama::adapters_backward(int64_t l, LoraTarget first, LoraTarget last, floa
     if (!lora_.enabled()) return;
     const LoraPass pass = lora_pass();
     for (int t = static_cast<int>(first); t <= static_cast<int>(last); t++) {
-        if (adapters_[l][t].on()) lora_backward(pass, adapters_[l][t], dx, dy, dy_h, x, x_h, acts_.layers[l].lora_us[t]);
+        const LoraAdapter& a = adapters_[l][t];
+        if (a.on()) lora_backward(pass, a, dx, dy, dy_h, x, x_h, acts_.layers[l].lora_us[t]);
     }
     lap("lora_bwd");
 }

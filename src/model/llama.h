@@ -75,6 +75,10 @@ private:
 
     void bind_frozen();
     void bind_adapters();
+    // merged()'s two steps: the frozen base (and a classifier's head) into m's fp32 weights,
+    // then each adapter's scaling·B·A added to its weight.
+    void copy_frozen_into(Llama& m) const;
+    void fold_adapters_into(Llama& m, backend::Gemm& gemm) const;
     // out (N, OC) = inp (N, C) · wᵀ, w (OC, C) in fp32 (w) or bf16 (w_h), in the model's precision.
     void linear(float* out, const float* inp, const uint16_t* inp_h, const float* w, const uint16_t* w_h, int64_t N,
                 int64_t C, int64_t OC);

@@ -240,7 +240,11 @@ TEST_F(DataParallelRun, SigusrToMpirunStopsEveryRankAfterTheSameStepAndTheRunGoe
     ASSERT_EQ(resumed.status, 0) << resumed.err;
     EXPECT_NE(resumed.err.find("resuming from"), std::string::npos) << resumed.err;
     ASSERT_EQ(run_lmforge("train " + config("one", 8, 256, k + 5, 0) + constant).status, 0);
-    expect_same_training("one", "stopped", k + 5);
+    // k is wherever the signal lands, so the run's length is not fixed: the longer it is, the
+    // likelier a near-zero gradient's sign flips between the two sums' orders and AdamW moves
+    // that parameter by up to ±lr (3e-3) the other way. (Seen: 3.2e-4 on a bias at k + 5 = 11.)
+    // The losses at every step still agree within 1e-5.
+    expect_same_training("one", "stopped", k + 5, 1e-5, 3e-3);
 }
 
 // A run directory another process trains: rank 0 is refused, and every rank ends with it (the

@@ -141,18 +141,7 @@ json hf_bert_config(const BertConfig& c, std::optional<int64_t> pad_token_id,
 
 void save_hf_bert(const Bert& model, const std::string& dir, std::optional<int64_t> pad_token_id,
                   const std::vector<std::string>& label_names, Dtype dtype) {
-    json config = hf_bert_config(model.config(), pad_token_id, label_names);
-    config["torch_dtype"] = hf_torch_dtype(dtype);
-    SafetensorsWriter w;
-    for (const ParamSpec& s : model.layout().specs()) {
-        // In F32 a view, not a copy: the model outlives the write.
-        add_hf_weight(w, s.name, s.shape, model.params().data() + s.offset, s.numel, dtype);
-    }
-    w.add_metadata("format", "pt");
-    publish_directory(dir, [&](const std::string& tmp) {
-        write_text_atomic(tmp + "/config.json", config.dump(2) + "\n");
-        w.write(tmp + "/model.safetensors");
-    });
+    save_hf_directory(dir, hf_bert_config(model.config(), pad_token_id, label_names), model, dtype);
 }
 
 }  // namespace lmforge

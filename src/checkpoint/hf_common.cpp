@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/bf16.h"
 #include "core/fp16.h"
 #include "io/json_fields.h"
@@ -19,6 +20,24 @@
 namespace lmforge {
 
 using json = nlohmann::json;
+
+void save_hf_directory(const std::string& dir, nlohmann::json config, const Model& model, Dtype dtype,
+                       const std::function<std::string(const std::string&)>& hf_name,
+                       const std::vector<std::pair<std::string, std::string>>& files) {
+    config["torch_dtype"] = hf_torch_dtype(dtype);
+    SafetensorsWriter w;
+    for (const ParamSpec& s : model.layout().specs()) {
+        // In F32 a view, not a copy: the model outlives the write.
+        add_hf_weight(w, hf_name ? hf_name(s.name) : s.name, s.shape, model.params().data() + s.offset, s.numel,
+                      dtype);
+    }
+    w.add_metadata("format", "pt");
+    publish_directory(dir, [&](const std::string& tmp) {
+        write_text_atomic(tmp + "/config.json", config.dump(2) + "\n");
+        w.write(tmp + "/model.safetensors");
+        for (const auto& [name, content] : files) write_text_atomic(tmp + "/" + name, content);
+    });
+}
 
 void add_hf_weight(SafetensorsWriter& w, const std::string& name, const std::vector<int64_t>& shape,
                    const float* data, int64_t numel, Dtype dtype) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <nlohmann/json.hpp>
 #include <map>
 #include <memory>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "io/safetensors.h"
+#include "model/model.h"
 #include "model/param_layout.h"
 
 namespace lmforge {
@@ -98,6 +101,12 @@ std::vector<std::string> hf_label_names(const std::string& dir);
 // outlive the write), F16 or BF16 rounded to nearest even into a copy.
 void add_hf_weight(SafetensorsWriter& w, const std::string& name, const std::vector<int64_t>& shape,
                    const float* data, int64_t numel, Dtype dtype);
+// Writes DIR (created or replaced atomically) as save_pretrained does: config.json with
+// torch_dtype set for DTYPE, the model's parameters as model.safetensors in DTYPE under
+// hf_name(name) (null: their own names), and `files` (name, content) beside them.
+void save_hf_directory(const std::string& dir, nlohmann::json config, const Model& model, Dtype dtype,
+                       const std::function<std::string(const std::string&)>& hf_name = nullptr,
+                       const std::vector<std::pair<std::string, std::string>>& files = {});
 // transformers' torch_dtype for DTYPE (F32, F16, BF16): "float32", "float16", "bfloat16".
 const char* hf_torch_dtype(Dtype dtype);
 // "f32", "f16" or "bf16" as a Dtype (export --dtype); InputError otherwise.

@@ -196,22 +196,12 @@ std::vector<std::pair<std::string, std::string>> hf_gpt2_tokenizer_files(const T
 
 bool save_hf_gpt2(const Gpt2& model, const std::string& dir, const Tokenizer* tokenizer,
                   const std::vector<std::string>& label_names, Dtype dtype) {
-    json config = hf_gpt2_config(model.config(), tokenizer, label_names);
-    config["torch_dtype"] = hf_torch_dtype(dtype);
+    const json config = hf_gpt2_config(model.config(), tokenizer, label_names);
     const auto tokenizer_files =
         tokenizer != nullptr ? hf_gpt2_tokenizer_files(*tokenizer, model.config().block_size)
                              : std::vector<std::pair<std::string, std::string>>{};
-    SafetensorsWriter w;
-    for (const ParamSpec& s : model.layout().specs()) {
-        // In F32 a view, not a copy: the model outlives the write.
-        add_hf_weight(w, hf_name(s.name, kPrefix), s.shape, model.params().data() + s.offset, s.numel, dtype);
-    }
-    w.add_metadata("format", "pt");
-    publish_directory(dir, [&](const std::string& tmp) {
-        write_text_atomic(tmp + "/config.json", config.dump(2) + "\n");
-        w.write(tmp + "/model.safetensors");
-        for (const auto& [name, content] : tokenizer_files) write_text_atomic(tmp + "/" + name, content);
-    });
+    save_hf_directory(dir, config, model, dtype, [](const std::string& name) { return hf_name(name, kPrefix); },
+                      tokenizer_files);
     return !tokenizer_files.empty();
 }
 

@@ -162,18 +162,7 @@ json hf_llama_config(const LlamaConfig& c, const json& eos_id, const std::vector
 void save_hf_llama(const Llama& model, const std::string& dir, const json& eos_id,
                    const std::vector<std::string>& label_names, Dtype dtype,
                    const std::vector<std::pair<std::string, std::string>>& files) {
-    json config = hf_llama_config(model.config(), eos_id, label_names);
-    config["torch_dtype"] = hf_torch_dtype(dtype);
-    SafetensorsWriter w;
-    for (const ParamSpec& s : model.layout().specs()) {
-        add_hf_weight(w, s.name, s.shape, model.params().data() + s.offset, s.numel, dtype);
-    }
-    w.add_metadata("format", "pt");
-    publish_directory(dir, [&](const std::string& tmp) {
-        write_text_atomic(tmp + "/config.json", config.dump(2) + "\n");
-        w.write(tmp + "/model.safetensors");
-        for (const auto& [name, content] : files) write_text_atomic(tmp + "/" + name, content);
-    });
+    save_hf_directory(dir, hf_llama_config(model.config(), eos_id, label_names), model, dtype, nullptr, files);
 }
 
 }  // namespace lmforge

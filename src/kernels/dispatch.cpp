@@ -289,6 +289,8 @@ LMFORGE_KERNEL(int64_t, lm_head_chunk, (int64_t N, int64_t V), (N, V))
 LMFORGE_KERNEL(int64_t, lm_head_rows, (int64_t N, int64_t V), (N, V))
 LMFORGE_KERNEL(bool, lm_head_one_pass, (const backend::Gemm& gemm, bool bf16_inputs), (gemm, bf16_inputs))
 LMFORGE_KERNEL(int64_t, lm_head_scratch, (int64_t N, int64_t V, bool one_pass), (N, V, one_pass))
+LMFORGE_KERNEL(int64_t, lm_head_dlogits_scratch, (int64_t N, int64_t V, bool one_pass, bool bias),
+               (N, V, one_pass, bias))
 
 #define LMFORGE_HEAD_FORWARD_PARAMS(In)                                                                        \
     (backend::Gemm & gemm, const LmHeadLossShape& s, float* losses, float* lse, const In* x, const In* wte,   \

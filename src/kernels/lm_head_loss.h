@@ -51,9 +51,10 @@ void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float*
                            bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,
                            const int32_t* targets, float dloss, float* logits_chunk, In* dlogits_chunk);
 
-// The block lm_head_loss_train uses for N rows of a V-word vocabulary: at most 64 MiB of fp32
-// logits in whole multiples of 64 rows, and at most half the rows, so the full (N, V) logits
-// never exist; but at least 64 rows (or N if fewer), below which the GEMMs turn skinny.
+// The block lm_head_loss_train uses for N rows of a V-word vocabulary: 64 MiB of fp32 logits
+// in whole multiples of 64 rows, or 256 rows if that is more (a large vocabulary: the GEMMs
+// turn skinny below), and at most half the rows, so the full (N, V) logits never exist; but
+// at least 64 rows (or N if fewer).
 int64_t lm_head_rows(int64_t N, int64_t V);
 
 // Whether lm_head_loss_train takes its one pass with this GEMM (else the chunked passes: bf16
@@ -67,6 +68,11 @@ bool lm_head_one_pass(const backend::Gemm& gemm, bool bf16_inputs);
 // pass, the larger of that and one block of rows with all V logits.
 int64_t lm_head_scratch(int64_t N, int64_t V, bool one_pass);
 
+// The dlogits scratch in mixed precision (elements of bf16): N · chunk, or as much as
+// lm_head_scratch if training takes the one pass with a bias. Without a bias the one pass
+// writes its bf16 dlogits over its own fp32 logits.
+int64_t lm_head_dlogits_scratch(int64_t N, int64_t V, bool one_pass, bool bias);
+
 // Training's forward and backward in one pass (for loss = dloss · Σ losses): the rows go in
 // blocks of s.rows, each with all V logits, so a row's log-sum-exp is exact as soon as its
 // block is multiplied, and the block's dlogits feed both gradient GEMMs at once. That saves
@@ -75,8 +81,10 @@ int64_t lm_head_scratch(int64_t N, int64_t V, bool one_pass);
 // target_logit, row_max if not null) and what backward writes (dx =, dwte and dbias = or +=;
 // dwte null: a frozen head, LoRA's, skips its GEMM).
 // logits_block: s.rows · V floats; dlogits_block: as many In, which in fp32 may be
-// logits_block itself. Where lm_head_one_pass is false it is lm_head_loss_forward then
-// lm_head_loss_backward instead, on s.N · s.chunk of each (lm_head_scratch). With soft
+// logits_block itself; in mixed precision without a bias the one pass leaves it unused and
+// writes the dlogits over the logits (lm_head_dlogits_scratch). Where lm_head_one_pass is
+// false it is lm_head_loss_forward then lm_head_loss_backward instead, on s.N · s.chunk of
+// each (lm_head_scratch). With soft
 // targets it always takes the one pass, as a row's soft term needs all its logits at once;
 // where the chunked passes are the rule, in blocks of as many rows as their scratch holds.
 template <class In>

@@ -55,7 +55,7 @@ void visit_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision prec
     const int64_t head_scratch = mlm * kernels::lm_head_scratch(N, cfg.vocab_size, head_one_pass);
     fn(head_scratch, a.logits_chunk);
     for (uint16_t** slot : {&a.mlm_in_h, &a.mlm_g_h, &a.mlm_z_h}) fn(h * mlm * N * H, *slot);
-    fn(h * head_scratch, a.dlogits_chunk_h);
+    fn(h * mlm * kernels::lm_head_dlogits_scratch(N, cfg.vocab_size, head_one_pass, true), a.dlogits_chunk_h);
     fn(mlm * N, a.mlm_targets);
     fn(mlm * N, a.mlm_rows);
     for (float** slot : {&a.dx, &a.dres, &a.dtmp, &a.datty, &a.dhead_a, &a.dhead_b}) fn(N * H, *slot);

@@ -42,7 +42,7 @@ void visit_head_acts(const HeadDims& d, int64_t B, int64_t T, Precision precisio
     fn(L > 0 ? B * C : 0, a.pooled_grad);
     fn(B * L, a.class_logits);
     fn(L > 0 ? B : 0, a.class_losses);
-    fn(h * scratch, a.dlogits_chunk_h);
+    fn(h * (L > 0 ? 0 : lm_head_dlogits_scratch(N, d.V, one_pass, false)), a.dlogits_chunk_h);
 }
 
 }  // namespace

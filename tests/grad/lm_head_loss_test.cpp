@@ -225,6 +225,16 @@ TEST_P(LmHeadLossTwin, TrainInOnePassEqualsUnfused) {
                         if (with_bias) {
                             EXPECT_TRUE(close(dbias, want_dbias, kTwinRtol, half ? 1e-7 : kTwinAtol)) << where;
                         }
+                        if (!half || with_bias || accumulate) continue;
+                        // A frozen head (LoRA's) takes the one pass with every GEMM, its bf16
+                        // dlogits over its own logits.
+                        std::fill(dx.begin(), dx.end(), kNaN);
+                        kernels::lm_head_loss_train(*gemm, s, losses.data(), lse.data(), dx.data(), nullptr, nullptr,
+                                                    false, x_h.data(), wte_h.data(), nullptr, in.targets.data(), kDloss,
+                                                    logits.data(), static_cast<bf16*>(nullptr), target_logit.data());
+                        EXPECT_TRUE(close(losses, want.losses, kTwinRtol, kTwinAtol)) << where << ", frozen";
+                        EXPECT_TRUE(close(dx, want.dx, grad_tol, grad_tol * max_abs(std::span<const double>(want.dx))))
+                            << where << ", frozen";
                     }
                 }
             }
@@ -253,6 +263,8 @@ TEST(LmHeadRows, BlocksStayUnderBudgetAndBelowAllRows) {
     EXPECT_EQ(kernels::lm_head_rows(2048, 50257), 320);   // 320 · 50257 floats: 61 MiB
     EXPECT_EQ(kernels::lm_head_rows(4096, 65), 2048);     // a small vocabulary: half the rows
     EXPECT_EQ(kernels::lm_head_rows(100, 50257), 64);     // never skinnier than 64 rows
+    EXPECT_EQ(kernels::lm_head_rows(512, 128256), 256);   // Llama 3's vocabulary: 256 rows, not 128
+    EXPECT_EQ(kernels::lm_head_rows(4096, 128256), 256);
     EXPECT_EQ(kernels::lm_head_rows(20, 50257), 20);
     EXPECT_EQ(kernels::lm_head_rows(1, 50257), 1);
 }

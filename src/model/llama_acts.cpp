@@ -44,7 +44,9 @@ void visit_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precision pr
         kept(l.ln2_h, first.ln2_h, h * N * C, keep_pointwise);
         kept(l.act_h, first.act_h, h * N * I, keep_pointwise);
         for (int t = 0; t < kLoraTargets; t++) {
-            if (lora.enabled() && lora.targets[t]) kept(l.lora_us[t], first.lora_us[t], N * lora.rank, keep_block);
+            // Kept in every mode (N · rank each): a recompute need not redo the adapters whose
+            // outputs it skips (down_proj's).
+            if (lora.enabled() && lora.targets[t]) fn(N * lora.rank, l.lora_us[t]);
         }
     }
     fn(f * N * C, a.lnf);

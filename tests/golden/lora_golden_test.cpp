@@ -42,12 +42,13 @@ struct Adapted {
     std::unique_ptr<backend::Gemm> gemm = backend::make_gemm(backend::GemmKind::Onednn);
     std::unique_ptr<Llama> model;
     Adapted(const std::string& base, const std::string& prefix, const std::string& targets, int64_t rank,
-            double alpha, Precision precision) {
+            double alpha, Precision precision, Recompute recompute = Recompute::None, double dropout = 0) {
         LoraOptions lora;
         lora.rank = rank;
         lora.alpha = alpha;
+        lora.dropout = dropout;
         lora.targets = LoraOptions::parse_targets(targets);
-        model = std::make_unique<Llama>(read_hf_llama_config(kHf + base), *gemm, precision, Recompute::None, lora);
+        model = std::make_unique<Llama>(read_hf_llama_config(kHf + base), *gemm, precision, recompute, lora);
         model->load_base(kHf + base + "/model.safetensors");
         for (const ParamSpec& s : model->layout().specs()) {
             expected().read(prefix + "param/" + s.name, model->params().subspan(s.offset, s.numel));
@@ -86,6 +87,23 @@ TEST_P(LoraGolden, CausalLogitsLossAndAdapterGradientsMatchPeft) {
     }
     std::printf("[lora %s] %zu adapter tensors: logits %.2e, worst gradient %.2e of the tensor's max\n", tag(),
                 m.model->layout().specs().size(), logits_error, grad_error);
+}
+
+// Every recompute mode gives the adapters the gradients of keeping everything, bit for bit,
+// with dropout (its masks redrawn in the recomputed forward).
+TEST_P(LoraGolden, RecomputeGivesTheSameAdapterGradients) {
+    const std::string all = "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj";
+    const std::vector<int32_t> ids = expected().read_i32("ids");
+    const Batch batch{.B = 2, .T = static_cast<int64_t>(ids.size()) / 2, .inputs = ids,
+                      .targets = expected().read_i32("targets")};
+    Adapted kept("llama-gqa", "", all, 4, 8.0, GetParam(), Recompute::None, 0.25);
+    const double loss = kept.model->forward_backward(batch, 1.0f, false).mean();
+    for (const Recompute r : {Recompute::Gelu, Recompute::Block}) {
+        Adapted m("llama-gqa", "", all, 4, 8.0, GetParam(), r, 0.25);
+        EXPECT_EQ(m.model->forward_backward(batch, 1.0f, false).mean(), loss) << recompute_name(r);
+        EXPECT_TRUE(std::equal(m.model->grads().begin(), m.model->grads().end(), kept.model->grads().begin()))
+            << "recompute " << recompute_name(r);
+    }
 }
 
 TEST_P(LoraGolden, MergedModelGivesMergeAndUnloadsLogits) {

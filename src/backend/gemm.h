@@ -40,6 +40,9 @@ public:
     // Whether run_bf16 multiplies in bf16 on this CPU (rather than widening to fp32 first):
     // kernels that choose between doing less work and running bigger GEMMs ask.
     virtual bool native_bf16() const { return false; }
+    // Whether run_bf16 multiplies on matrix tiles (AMX), whose GEMMs favour other shapes than
+    // vector units do.
+    virtual bool bf16_on_tiles() const { return false; }
 };
 
 enum class GemmKind { Onednn, Naive };

@@ -81,6 +81,12 @@ void cap_onednn_isa() {
     (void)capped;
 }
 
+// Whether oneDNN's kernels may use AMX here (the CPU has it, and no cap keeps it out).
+bool onednn_uses_amx() {
+    const auto isa = static_cast<int>(dnnl::get_effective_cpu_isa());
+    return (isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx;
+}
+
 bool below_avx512() {
     const auto isa = static_cast<int>(dnnl::get_effective_cpu_isa());
     return (isa & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core;
@@ -145,6 +151,7 @@ OnednnGemm::OnednnGemm(const OnednnPaths& paths)
     : engine_((cap_onednn_isa(), dnnl::engine::kind::cpu), 0),
       stream_(engine_),
       native_bf16_(!paths.widen_bf16 && onednn_has_bf16_matmul(engine_)),
+      bf16_on_tiles_(native_bf16_ && onednn_uses_amx()),
       restride_b_(paths.restride_on_any_isa || below_avx512()) {}
 
 OnednnGemm::Entry& OnednnGemm::entry_for(const GemmShape& s, bool has_bias, memory::data_type in) {

@@ -41,6 +41,7 @@ public:
                   const float* bias) override;
     std::string_view name() const override { return "onednn"; }
     bool native_bf16() const override { return native_bf16_; }
+    bool bf16_on_tiles() const override { return bf16_on_tiles_; }
     // The shape oneDNN is given: s, or s with B copied to a stride whose rows do not collide.
     GemmShape as_executed(GemmShape s) const;
 
@@ -63,6 +64,7 @@ private:
     dnnl::stream stream_;
     std::map<Key, Entry> cache_;
     bool native_bf16_;
+    bool bf16_on_tiles_;
     bool restride_b_;                     // whether colliding B rows are copied (below AVX-512)
     std::vector<float> wide_a_;           // run_bf16's A widened, when not native
     std::vector<float> moved_b_;          // B copied: widened, or to a stride that does not collide

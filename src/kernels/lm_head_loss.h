@@ -58,7 +58,7 @@ void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float*
 int64_t lm_head_rows(int64_t N, int64_t V);
 
 // Whether lm_head_loss_train takes its one pass with this GEMM (else the chunked passes: bf16
-// inputs where the GEMM multiplies in bf16 natively, as that measured faster). A frozen head
+// inputs where the GEMM multiplies on AMX tiles, as that measured faster). A frozen head
 // (dwte null) always takes it: without the weight gradient it is the chunked passes less their
 // second logits GEMM.
 bool lm_head_one_pass(const backend::Gemm& gemm, bool bf16_inputs);

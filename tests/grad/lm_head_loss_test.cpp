@@ -171,7 +171,7 @@ TEST_P(LmHeadLossTwin, Bf16ChunkedMatchesTwinOnRoundedInputs) {
 // Training's one-pass kernel (forward and backward over row blocks): the same loss, row
 // maxima and gradients as the twin for blocks that divide the rows, leave a remainder or take
 // them all; overwriting or accumulating into dwte and dbias; and in bf16 on rounded inputs
-// (with oneDNN on a CPU with bf16 GEMMs, the chunked passes it takes there instead).
+// (with oneDNN on a CPU with AMX, the chunked passes it takes there instead).
 TEST_P(LmHeadLossTwin, TrainInOnePassEqualsUnfused) {
     auto gemm = backend::make_gemm(GetParam());
     for (const bool half : {false, true}) {

@@ -253,6 +253,19 @@ TEST(Peak, NamesTheInstructionItIsARateOf) {
               __builtin_cpu_supports("avx512bf16") ? std::string("vdpbf16ps (AVX512_BF16)") : fma);
 }
 
+TEST(OnednnGemm, SaysTilesOnlyWhereTheCpuHasAmx) {
+    // The LM head's choice of passes asks; AMX needs native bf16 GEMMs, and a CPU with it.
+    __builtin_cpu_init();
+    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    if (!__builtin_cpu_supports("amx-bf16")) {
+        EXPECT_FALSE(gemm->bf16_on_tiles());
+    }
+    if (gemm->bf16_on_tiles()) {
+        EXPECT_TRUE(gemm->native_bf16());
+    }
+    EXPECT_FALSE(backend::make_gemm(backend::GemmKind::Naive)->bf16_on_tiles());
+}
+
 TEST(Peak, MeasuredAgainKeepsTheHigherFigure) {
     // A first measurement on busy cores reads low; measuring again may only raise what is
     // remembered, and what is asked for next is that figure.

@@ -18,7 +18,7 @@ constexpr int64_t round_up(int64_t n, int64_t multiple) {
 }
 
 void* aligned_zeroed_alloc(size_t bytes);  // throws Error naming the size when memory runs out
-void aligned_free(void* p);
+void aligned_free(void* p, size_t bytes);  // bytes as allocated
 
 template <class T>
 class AlignedBuffer {
@@ -28,7 +28,7 @@ public:
     AlignedBuffer() = default;
     explicit AlignedBuffer(size_t n)
         : data_(static_cast<T*>(aligned_zeroed_alloc(n * sizeof(T)))), size_(n) {}
-    ~AlignedBuffer() { aligned_free(data_); }
+    ~AlignedBuffer() { aligned_free(data_, size_ * sizeof(T)); }
     AlignedBuffer(AlignedBuffer&& o) noexcept
         : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
     AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {

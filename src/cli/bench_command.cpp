@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "backend/bandwidth.h"
 #include "backend/threads.h"
 #include "backend/isa.h"
 #include "cli/commands.h"
@@ -96,6 +97,9 @@ void run(const BenchFlags& f) {
     opts.peak_gflops = f.peak_gflops.value_or(peak_gflops(opts.precision));  // on those threads
 
     const BenchResult r = run_benchmark(opts);
+    // Measured after the run, so that the triad's arrays (two of 128 MiB or more) are not in
+    // the peak RSS it reports, which run_benchmark has read.
+    const double bandwidth = backend::measured_bandwidth_gbs();
     if (f.json) {
         const nlohmann::json j = {
             {"impl", "lmforge"}, {"precision", precision_name(opts.precision)}, {"gemm", f.gemm},
@@ -110,6 +114,7 @@ void run(const BenchFlags& f) {
             {"step_ms_max", r.step_ms_max}, {"tokens_per_s", r.tokens_per_s},
             {"model_gflops", r.model_gflops}, {"peak_gflops", opts.peak_gflops},
             {"peak_unit", f.peak_gflops ? "--peak-gflops" : peak_unit(opts.precision)},
+            {"peak_bandwidth_gbs", bandwidth},
             {"util_peak", r.utilisation}, {"loss_first", r.loss_first},
             {"loss_last", r.loss_last}, {"max_rss_mb", r.max_rss_mb},
             {"activation_mb", r.activation_mb}, {"recompute", recompute_name(opts.recompute)},
@@ -134,6 +139,8 @@ void run(const BenchFlags& f) {
     fmt::print("throughput {:.0f} tokens/s, {:.1f} model GFLOP/s = {:.1f}% of {:.0f} GFLOP/s peak ({})\n",
                r.tokens_per_s, r.model_gflops, 100.0 * r.utilisation, opts.peak_gflops,
                f.peak_gflops ? "--peak-gflops" : peak_unit(opts.precision));
+    fmt::print("bandwidth  {:.1f} GB/s measured (a triad in place over 2 x {} MiB, after the steps)\n", bandwidth,
+               backend::bandwidth_array_bytes() >> 20);
     fmt::print("memory     {:.0f} MiB peak RSS; planned: {}\n", r.max_rss_mb,
                describe_memory(r.memory, opts.precision));
     fmt::print("           (recompute {}: {:.0f} MiB of activations saved; Adam moments in {})\n",

@@ -1,6 +1,6 @@
-// The roofline's accounting (train/step_costs.h), checked against the model FLOPs the
-// utilisation figure counts (flops_per_token) and against the families a profiled step really
-// laps. Nothing here times anything or depends on the CPU.
+// The roofline's accounting (train/step_costs.h, train/roofline.h), checked against the model
+// FLOPs the utilisation figure counts (flops_per_token) and against the families a profiled
+// step really laps. Nothing here times anything or depends on the CPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "model/gpt2.h"
 #include "model/llama.h"
 #include "train/benchmark.h"
+#include "train/roofline.h"
 #include "train/step_costs.h"
 
 namespace lmforge {
@@ -161,6 +162,30 @@ TEST(Roofline, EveryFamilyABenchStepLapsIsModelled) {
         opts.lora_rank = 4;
         EXPECT_EQ(unmodelled(opts), std::set<std::string>{}) << recompute_name(r) << ", LoRA";
     }
+}
+
+TEST(Roofline, BoundIsTheLargerLimitOverTheTimeReached) {
+    const std::vector<FamilyCost> costs = {{"matmul_fwd", 2e9, 1e8, {1e8}, true},
+                                           {"gelu_fwd", 1e8, 4e8, {2e8, 2e8}, false}};
+    const MachineLimits limits{.bf16_gflops = 100, .fp32_gflops = 50, .memory = {{"memory", 0, 10}}};
+    const std::vector<RooflineRow> rows = roofline({{"matmul_fwd", 40}, {"gelu_fwd", 80}, {"other", 3}}, costs, limits);
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_DOUBLE_EQ(rows[0].compute_ms, 20);  // 2 GFLOP at the bf16 peak
+    EXPECT_DOUBLE_EQ(rows[0].bandwidth_ms, 10);
+    EXPECT_DOUBLE_EQ(rows[0].fraction(), 0.5);
+    EXPECT_DOUBLE_EQ(rows[1].compute_ms, 2);  // at the fp32 peak
+    EXPECT_DOUBLE_EQ(rows[1].bound_ms(), 40);
+    EXPECT_DOUBLE_EQ(rows[1].fraction(), 0.5);
+    EXPECT_FALSE(rows[2].cost.has_value());
+    EXPECT_DOUBLE_EQ(rows[2].fraction(), 0);
+}
+
+TEST(Roofline, EachPassTakesWhatACacheHoldsFromIt) {
+    // Two passes of 300 MB, a cache of 100 MB at 100 GB/s before memory at 10 GB/s: each pass
+    // 1 ms from the cache and 20 from memory; the sum of the passes as one would be 51 ms.
+    const std::vector<FamilyCost> costs = {{"adamw", 0, 6e8, {3e8, 3e8}, false}};
+    const MachineLimits limits{.bf16_gflops = 1, .fp32_gflops = 1, .memory = {{"L3", 100'000'000, 100}, {"memory", 0, 10}}};
+    EXPECT_DOUBLE_EQ(roofline({{"adamw", 50}}, costs, limits)[0].bandwidth_ms, 42);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Per-kernel microbenchmarks (Google Benchmark) on the shapes of the comparison configs, each
 // reported against the machine's peak: compute-bound kernels in GFLOP/s and as a share of the
 // precision's peak, measured on the same threads (backend/peak.h); memory-bound kernels in
-// GB/s of traffic (bytes each pass must read and write) next to BM_MemoryCopy, this machine's
-// copy bandwidth measured in the same run.
+// GB/s of traffic (bytes each pass must read and write) and as a share of the bandwidth limit,
+// the least time those bytes take from the cache levels that can hold them and from memory,
+// measured on the same threads (backend/bandwidth.h); next to BM_MemoryCopy, a plain copy.
 //
 //   ./build/release/bench/kernels_bench                       # every kernel
 //   ./build/release/bench/kernels_bench --benchmark_filter=Attention
@@ -14,9 +15,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
+#include "backend/bandwidth.h"
 #include "backend/gemm.h"
 #include "backend/threads.h"
 #include "core/aligned_buffer.h"
@@ -64,9 +67,16 @@ void report_flops(benchmark::State& state, double seconds, double flops, Precisi
     state.counters["%peak"] = 100.0 * rate / (peak_gflops(p) * 1e9);
 }
 
-// Achieved GB/s of traffic (bytes per iteration a pass must read and write).
+// Achieved GB/s of traffic (bytes per iteration a pass must read and write), and the share of
+// the bandwidth limit it reaches: a pass's data may come from the caches up to their capacity,
+// the rest from memory. Above the limit, the levels were measured in a slow minute of a shared
+// host: once more, keeping the higher figures.
 void report_bytes(benchmark::State& state, double seconds, double bytes) {
-    state.counters["GB/s"] = bytes * static_cast<double>(state.iterations()) / seconds / 1e9;
+    const double per_iteration = seconds / static_cast<double>(state.iterations());
+    state.counters["GB/s"] = bytes / per_iteration / 1e9;
+    double share = backend::least_memory_seconds(bytes, backend::measured_memory_levels()) / per_iteration;
+    if (share > 1) share = backend::least_memory_seconds(bytes, backend::remeasured_memory_levels()) / per_iteration;
+    state.counters["%bandwidth"] = 100.0 * share;
 }
 
 // ---- compute-bound -------------------------------------------------------------------------
@@ -291,6 +301,11 @@ int main(int argc, char** argv) {
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     benchmark::AddCustomContext("threads", std::to_string(omp_get_max_threads()));
+    std::string levels;
+    for (const lmforge::backend::MemoryLevel& m : lmforge::backend::measured_memory_levels()) {
+        levels += (levels.empty() ? "" : ", ") + m.name + " " + std::to_string(static_cast<int>(m.gbs)) + " GB/s";
+    }
+    benchmark::AddCustomContext("bandwidth", levels);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;

@@ -5,7 +5,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
+#include <vector>
 
+#include "backend/bandwidth.h"
 #include "backend/threads.h"
 #include "backend/isa.h"
 #include "cli/commands.h"
@@ -14,6 +17,7 @@
 #include "core/sysinfo.h"
 #include "model/precision.h"
 #include "train/benchmark.h"
+#include "train/roofline.h"
 
 namespace lmforge::cli {
 
@@ -43,6 +47,61 @@ struct BenchFlags {
     bool json = false;
     bool profile = false;
 };
+
+// What the roofline's limits divide by: the run's peak for its GEMMs in mixed precision, the
+// fp32 one for the rest (attention's tiles, the elementwise kernels), and the memory levels.
+MachineLimits machine_limits(const BenchOptions& opts, std::vector<backend::MemoryLevel> memory) {
+    const bool half = opts.precision == Precision::Bf16;
+    return {.bf16_gflops = opts.peak_gflops,
+            .fp32_gflops = half ? peak_gflops(Precision::Fp32) : opts.peak_gflops,
+            .memory = std::move(memory)};
+}
+
+// The profile's roofline, measuring the memory levels. A family past its bandwidth limit means
+// they were measured in a slow minute of a shared host: once more, keeping the higher figures
+// (as train does for the peak); a family still above stays above, a count to look into.
+MachineLimits roofline_limits(const BenchResult& r, const BenchOptions& opts) {
+    MachineLimits limits = machine_limits(opts, backend::measured_memory_levels());
+    const std::vector<RooflineRow> rows = roofline(r.profile, r.costs, limits);
+    const bool above = std::any_of(rows.begin(), rows.end(), [](const RooflineRow& row) {
+        return row.bandwidth_ms > row.compute_ms && row.fraction() > 1;
+    });
+    if (above) limits.memory = backend::remeasured_memory_levels();
+    return limits;
+}
+
+// "12.3" or "-" where there is no figure.
+std::string figure(bool known, double x, int decimals) {
+    return known ? fmt::format("{:.{}f}", x, decimals) : "-";
+}
+
+// "1041 GFLOP/s (bf16 GEMMs) and 516 (fp32); 287 GB/s from L2 (2 MiB), ..., 61.5 from memory"
+std::string describe_limits(const MachineLimits& limits, Precision precision) {
+    std::string s = precision == Precision::Bf16 ? fmt::format("{:.0f} GFLOP/s (bf16 GEMMs) and {:.0f} (fp32)",
+                                                               limits.bf16_gflops, limits.fp32_gflops)
+                                                 : fmt::format("{:.0f} GFLOP/s", limits.fp32_gflops);
+    for (size_t i = 0; i < limits.memory.size(); i++) {
+        const backend::MemoryLevel& m = limits.memory[i];
+        s += fmt::format("{} {:.1f}{} from {}", i == 0 ? ";" : ",", m.gbs, i == 0 ? " GB/s" : "", m.name);
+        if (m.bytes > 0) s += fmt::format(" ({} MiB)", m.bytes >> 20);
+    }
+    return s;
+}
+
+void print_roofline(const std::vector<RooflineRow>& rows, const MachineLimits& limits, Precision precision) {
+    fmt::print("roofline   ms per step against the limits, {}:\n", describe_limits(limits, precision));
+    size_t width = 6;
+    for (const RooflineRow& r : rows) width = std::max(width, r.family.size());
+    fmt::print("  {:<{}} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "family", width, "GFLOP", "MB", "compute",
+               "memory", "bound", "reached", "of bound");
+    for (const RooflineRow& r : rows) {
+        const bool known = r.cost.has_value(), bounded = known && r.bound_ms() > 0;
+        fmt::print("  {:<{}} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9.1f} {:>9}\n", r.family, width,
+                   figure(known, known ? r.cost->flops / 1e9 : 0, 2), figure(known, known ? r.cost->bytes / 1e6 : 0, 1),
+                   figure(known, r.compute_ms, 1), figure(known, r.bandwidth_ms, 1), figure(known, r.bound_ms(), 1),
+                   r.reached_ms, bounded ? fmt::format("{:.1f}%", 100.0 * r.fraction()) : "-");
+    }
+}
 
 // The shape --model names with the flags over it, and (L, NH, NKV, C, V) for the report.
 struct Shape {
@@ -96,6 +155,10 @@ void run(const BenchFlags& f) {
     opts.peak_gflops = f.peak_gflops.value_or(peak_gflops(opts.precision));  // on those threads
 
     const BenchResult r = run_benchmark(opts);
+    // Measured after the run, so that the triad's arrays (two of 128 MiB or more) are not in
+    // the peak RSS it reports, which run_benchmark has read.
+    const MachineLimits limits = opts.profile ? roofline_limits(r, opts) : MachineLimits{};
+    const double bandwidth = backend::measured_bandwidth_gbs();
     if (f.json) {
         const nlohmann::json j = {
             {"impl", "lmforge"}, {"precision", precision_name(opts.precision)}, {"gemm", f.gemm},
@@ -110,6 +173,7 @@ void run(const BenchFlags& f) {
             {"step_ms_max", r.step_ms_max}, {"tokens_per_s", r.tokens_per_s},
             {"model_gflops", r.model_gflops}, {"peak_gflops", opts.peak_gflops},
             {"peak_unit", f.peak_gflops ? "--peak-gflops" : peak_unit(opts.precision)},
+            {"peak_bandwidth_gbs", bandwidth},
             {"util_peak", r.utilisation}, {"loss_first", r.loss_first},
             {"loss_last", r.loss_last}, {"max_rss_mb", r.max_rss_mb},
             {"activation_mb", r.activation_mb}, {"recompute", recompute_name(opts.recompute)},
@@ -134,6 +198,8 @@ void run(const BenchFlags& f) {
     fmt::print("throughput {:.0f} tokens/s, {:.1f} model GFLOP/s = {:.1f}% of {:.0f} GFLOP/s peak ({})\n",
                r.tokens_per_s, r.model_gflops, 100.0 * r.utilisation, opts.peak_gflops,
                f.peak_gflops ? "--peak-gflops" : peak_unit(opts.precision));
+    fmt::print("bandwidth  {:.1f} GB/s measured (a triad in place over 2 x {} MiB, after the steps)\n", bandwidth,
+               backend::bandwidth_array_bytes() >> 20);
     fmt::print("memory     {:.0f} MiB peak RSS; planned: {}\n", r.max_rss_mb,
                describe_memory(r.memory, opts.precision));
     fmt::print("           (recompute {}: {:.0f} MiB of activations saved; Adam moments in {})\n",
@@ -146,6 +212,7 @@ void run(const BenchFlags& f) {
         for (const auto& [name, ms] : r.profile) {
             fmt::print("  {:<{}} {:8.1f}  {:5.1f}%\n", name, width, ms, 100.0 * ms / r.step_ms_mean);
         }
+        print_roofline(roofline(r.profile, r.costs, limits), limits, opts.precision);
     }
 }
 

@@ -148,6 +148,7 @@ BenchResult run_benchmark(const BenchOptions& opts) {
     r.activation_mb = static_cast<double>(model.activation_bytes()) / 1048576.0;
     r.activation_saved_mb = activations_mib(opts, Recompute::None) - activations_mib(opts, opts.recompute);
     r.memory = memory_parts(model, dp);
+    if (opts.profile) r.costs = step_costs(model, opts.recompute, opts.moments);
     return r;
 }
 

@@ -17,6 +17,7 @@
 #include "model/precision.h"
 #include "optim/moments.h"
 #include "train/memory_report.h"
+#include "train/step_costs.h"
 
 namespace lmforge {
 
@@ -55,6 +56,9 @@ struct BenchResult {
     // With opts.profile: (kernel family, mean ms per timed step), slowest first; the gradient
     // norm and AdamW are rows too, so the rows add up to the whole step.
     std::vector<std::pair<std::string, double>> profile;
+    // With opts.profile: the FLOPs and bytes of each family per step (train/step_costs.h), for
+    // the roofline.
+    std::vector<FamilyCost> costs;
 };
 
 // FLOPs of one training step per token of a causal model: 6 per matmul parameter (forward 2,

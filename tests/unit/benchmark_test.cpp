@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "test_util.h"
 #include "train/benchmark.h"
 
 namespace lmforge {
@@ -47,15 +48,7 @@ TEST(Benchmark, ProfileRowsCoverTheOptimizerAndFitInTheStep) {
 // LoRA in mixed precision: the base in bf16 alone (2 bytes a parameter), the fp32 weights, bf16
 // copies, gradients and AdamW moments of the adapters alone (6 + 4 + 8 bytes a parameter).
 TEST(Benchmark, LoraKeepsTheBaseInBf16AndStateForTheAdaptersAlone) {
-    LlamaConfig m;
-    m.n_layer = 2;
-    m.n_head = 4;
-    m.n_kv_head = 2;
-    m.n_embd = 64;
-    m.intermediate = 176;
-    m.vocab_size = 61;
-    m.block_size = 16;
-    m.tie_embeddings = true;
+    const LlamaConfig m = test::tiny_llama_config(true, 16);
     BenchOptions opts = tiny(2, 1, 0);
     opts.model = m;
     opts.lora_rank = 4;

@@ -14,6 +14,7 @@
 #include "train/benchmark.h"
 #include "train/roofline.h"
 #include "train/step_costs.h"
+#include "test_util.h"
 
 namespace lmforge {
 namespace {
@@ -22,18 +23,7 @@ constexpr int64_t kB = 2, kT = 16;
 
 Gpt2Config tiny_gpt2() { return Gpt2Config{2, 2, 32, 61, kT}; }
 
-LlamaConfig tiny_llama(bool tied) {
-    LlamaConfig m;
-    m.n_layer = 2;
-    m.n_head = 4;
-    m.n_kv_head = 2;
-    m.n_embd = 64;
-    m.intermediate = 176;
-    m.vocab_size = 61;
-    m.block_size = kT;
-    m.tie_embeddings = tied;
-    return m;
-}
+LlamaConfig tiny_llama(bool tied) { return test::tiny_llama_config(tied, kT); }
 
 LoraOptions lora(int64_t rank) {
     LoraOptions o;

@@ -5,14 +5,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <map>
-#include <memory>
 #include <mutex>
 
 #include "backend/caches.h"
 #include "backend/threads.h"
-#include "core/error.h"
+#include "core/aligned_buffer.h"
 
 namespace lmforge::backend {
 
@@ -20,20 +18,10 @@ namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
-struct FreeDeleter {
-    void operator()(float* p) const { std::free(p); }
-};
-using Floats = std::unique_ptr<float[], FreeDeleter>;
-
-Floats allocate(int64_t bytes) {
-    Floats p(static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>(bytes))));
-    if (!p) throw Error(fmt::format("out of memory allocating the bandwidth triad's {} MiB", bytes / kMiB));
-    return p;
-}
-
 // Each thread's pages are first touched by that thread, in the slices the triad gives it: on a
 // machine of several memory nodes they then lie on its own node, as the model's buffers
-// written by the kernels' static slices do. (AlignedBuffer's memset would put them all on one.)
+// written by the kernels' static slices do. (AlignedBuffer maps a large block without touching
+// it, so the first write here places each page.)
 void first_touch(float* a, float* c, long n) {
 #pragma omp parallel
     {
@@ -89,8 +77,8 @@ Sweep widest_sweep() {
 // A figure below what the kernels reach would be no bound.
 double triad_gbs(int64_t bytes, int runs) {
     const long n = static_cast<long>(bytes / static_cast<int64_t>(sizeof(float)));
-    const Floats a = allocate(bytes), c = allocate(bytes);
-    first_touch(a.get(), c.get(), n);
+    AlignedBuffer<float> a(static_cast<size_t>(n)), c(static_cast<size_t>(n));
+    first_touch(a.data(), c.data(), n);
     const int passes = static_cast<int>(std::max<int64_t>(1, 64 * kMiB / (3 * bytes)));
     const Sweep sweep_at_width = widest_sweep();
     double total = 0;
@@ -102,7 +90,7 @@ double triad_gbs(int64_t bytes, int runs) {
         for (int run = 0; run < runs; run++) {
 #pragma omp barrier
             const auto start = std::chrono::steady_clock::now();
-            sweep_at_width(a.get(), c.get(), r.begin, r.end, passes);
+            sweep_at_width(a.data(), c.data(), r.begin, r.end, passes);
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             best = std::max(best, mine / seconds / 1e9);
         }

@@ -3,74 +3,30 @@
 // of each block as its rows may see; every product of a (query tile, key block) pair — S = Q·Kᵀ,
 // O += P·V, dP = dO·Vᵀ, dQ += dS·K, dK += dSᵀ·Q, dV += Pᵀ·dO — is a small GEMM run on the
 // calling thread (backend::tile_gemm), so the inner loops are oneDNN's JIT kernels; only the
-// softmax and the masking are written here, one row at a time.
+// softmax and the masking are written here, one row at a time (kernels/attention_tiling.h).
 #include "kernels/attention.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <limits>
-#include <new>
 #include <vector>
 
-#include "backend/jit_room.h"
 #include "backend/tile_gemm.h"
-#include "core/error.h"
-#include "kernels/fast_math.h"
+#include "kernels/attention_tiling.h"
 
 #include "kernels/isa_begin.h"
 
 namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
-namespace {
-
+using attention_tiling::kKeyBlock;
+using attention_tiling::kNegInf;
+using attention_tiling::kTile;
+using attention_tiling::key_end;
+using attention_tiling::key_len_of;
+using attention_tiling::thread_scratch;
+using attention_tiling::throw_if_failed;
+using attention_tiling::visible_keys;
 using backend::tile_gemm;
-using backend::TileOp;
-
-// Query rows per tile, and keys per block. Longer blocks make fewer, longer GEMMs: config C's
-// forward (T = 256, one block) took 9.0 ms where 64-key blocks took 11.7 (Zen 3, 2 threads);
-// backward measured the same, within noise, with blocks of 64 to 256. A block is whole tiles,
-// so a tile's first row already sees the first key of each block it meets: no row of a block is
-// wholly masked, and the online softmax never starts from a row of −∞.
-constexpr int64_t kTile = 64;
-constexpr int64_t kKeyBlock = 256;
-static_assert(kKeyBlock % kTile == 0);
-
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-// Keys 0..end-1 are visible to query i; end is i + 1 when causal, and never past the
-// sequence's padding.
-inline int64_t key_end(const AttentionMask& mask, int64_t i, int64_t key_len) {
-    return mask.causal ? std::min(i + 1, key_len) : key_len;
-}
-// How many keys of the block starting at j0 (nk keys) query i sees.
-inline int64_t visible_keys(const AttentionMask& mask, int64_t i, int64_t key_len, int64_t j0, int64_t nk) {
-    return std::clamp<int64_t>(key_end(mask, i, key_len) - j0, 0, nk);
-}
-inline int64_t key_len_of(const AttentionMask& mask, int64_t b, int64_t T) {
-    return mask.key_len != nullptr ? mask.key_len[b] : T;
-}
-
-// n floats of scratch that a thread of a parallel region allocates for itself: glibc serves each
-// thread from an arena of its own, so the threads' blocks lie apart (one allocation for all,
-// the threads' parts side by side, made config C's bf16 step 2.5% slower on a Zen 5 with 2
-// threads). An exception must not leave the region, so a failed allocation is noted in
-// `failed` and null returned; throw_if_failed reports it after the region.
-float* thread_scratch(std::vector<float>& v, size_t n, std::atomic<bool>& failed) {
-    try {
-        v.resize(n);
-        return v.data();
-    } catch (const std::bad_alloc&) {
-        failed = true;
-        return nullptr;
-    }
-}
-
-void throw_if_failed(const std::atomic<bool>& failed) {
-    if (failed) throw Error("attention: out of memory for its scratch blocks", backend::kOutOfMemoryHint);
-}
-
-}  // namespace
 
 void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
                        int64_t NKV, const AttentionMask& mask) {
@@ -102,25 +58,9 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
                         const float* v = k + KVC;
                         tile_gemm(nq, nk, HS, scale, q, {false, C3}, k, {true, C3}, 0.0f, s, kKeyBlock);
                         for (int64_t r = 0; r < nq; r++) {
-                            float* sr = s + r * kKeyBlock;
-                            const int64_t nvalid = visible_keys(mask, i0 + r, kl, j0, nk);  // at least 1
-                            float block_max = kNegInf;
-#pragma omp simd reduction(max : block_max)
-                            for (int64_t j = 0; j < nvalid; j++) block_max = sr[j] > block_max ? sr[j] : block_max;
-                            // Online softmax: what was summed under the old maximum is rescaled.
-                            const float m_new = std::max(row_max[r], block_max);
-                            const float correction = j0 == 0 ? 0.0f : fast_exp(row_max[r] - m_new);
-                            float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-                            for (int64_t j = 0; j < nvalid; j++) {
-                                sr[j] = fast_exp(sr[j] - m_new);
-                                sum += sr[j];
-                            }
-                            // Masked keys apart: summing their zeros in the same loop made GCC
-                            // split it and add them one at a time.
-                            std::fill(sr + nvalid, sr + nk, 0.0f);
-                            row_sum[r] = row_sum[r] * correction + sum;
-                            row_max[r] = m_new;
+                            const float correction = attention_tiling::online_softmax_row(
+                                s + r * kKeyBlock, visible_keys(mask, i0 + r, kl, j0, nk), nk, j0 == 0, row_max[r],
+                                row_sum[r]);
                             if (j0 > 0) {
                                 float* orow = o + r * C;
 #pragma omp simd
@@ -130,13 +70,7 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
                         tile_gemm(nq, HS, nk, 1.0f, s, {false, kKeyBlock}, v, {false, C3}, j0 == 0 ? 0.0f : 1.0f, o,
                                   C);
                     }
-                    for (int64_t r = 0; r < nq; r++) {
-                        float* orow = o + r * C;
-                        const float inv = 1.0f / row_sum[r];
-#pragma omp simd
-                        for (int64_t d = 0; d < HS; d++) orow[d] *= inv;
-                        lse[(b * NH + h) * T + i0 + r] = row_max[r] + std::log(row_sum[r]);
-                    }
+                    attention_tiling::finish_rows(o, C, nq, HS, row_max, row_sum, lse + (b * NH + h) * T + i0);
                 }
             }
         }
@@ -177,13 +111,8 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
                         const float* dO = dout + (b * T + i0) * C + h * HS;
                         float* dq = dqkv + (b * T + i0) * C3 + h * HS;
                         float rowdot[kTile];  // rowsum(dO ∘ O) of each query row
-                        for (int64_t r = 0; r < nq; r++) {
-                            const float* o = out + (b * T + i0 + r) * C + h * HS;
-                            float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-                            for (int64_t d = 0; d < HS; d++) sum += dO[r * C + d] * o[d];
-                            rowdot[r] = sum;
-                        }
+                        for (int64_t r = 0; r < nq; r++)
+                            rowdot[r] = attention_tiling::row_dot(dO + r * C, out + (b * T + i0 + r) * C + h * HS, HS);
                         const int64_t tile_key_end = key_end(mask, i0 + nq - 1, kl);
                         for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
                             const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
@@ -193,18 +122,10 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
                             float* dv = dk + KVC;
                             tile_gemm(nq, nk, HS, scale, q, {false, C3}, k, {true, C3}, 0.0f, p, kKeyBlock);
                             tile_gemm(nq, nk, HS, 1.0f, dO, {false, C}, v, {true, C3}, 0.0f, ds, kKeyBlock);  // dP
-                            for (int64_t r = 0; r < nq; r++) {
-                                float* pr = p + r * kKeyBlock;
-                                float* dsr = ds + r * kKeyBlock;
-                                const int64_t nvalid = visible_keys(mask, i0 + r, kl, j0, nk);
-                                const float m = row_lse[i0 + r], D = rowdot[r];
-#pragma omp simd
-                                for (int64_t j = 0; j < nk; j++) {
-                                    const float pj = j < nvalid ? fast_exp(pr[j] - m) : 0.0f;
-                                    pr[j] = pj;
-                                    dsr[j] = pj * (dsr[j] - D) * scale;
-                                }
-                            }
+                            for (int64_t r = 0; r < nq; r++)
+                                attention_tiling::softmax_backward_row(p + r * kKeyBlock, ds + r * kKeyBlock,
+                                                                       visible_keys(mask, i0 + r, kl, j0, nk), nk,
+                                                                       row_lse[i0 + r], rowdot[r], scale);
                             const float first_q = j0 == 0 ? 0.0f : 1.0f;
                             const float first_kv = h == kvh * group && qt == num_tiles - 1 ? 0.0f : 1.0f;
                             tile_gemm(nq, HS, nk, 1.0f, ds, {false, kKeyBlock}, k, {false, C3}, first_q, dq, C3);
@@ -213,11 +134,8 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
                         }
                     }
                 }
-                for (int64_t j = key_end(mask, T - 1, kl); j < T; j++) {  // keys no query sees
-                    float* dk = dqkv + (b * T + j) * C3 + C + kvh * HS;
-                    std::fill_n(dk, HS, 0.0f);
-                    std::fill_n(dk + KVC, HS, 0.0f);
-                }
+                attention_tiling::zero_unseen_keys(dqkv + b * T * C3 + C + kvh * HS, C3, KVC, HS, key_end(mask, T - 1, kl),
+                                                   T);
             }
         }
     }

@@ -114,31 +114,40 @@ BENCHMARK(BM_Gemm)
     ->UseManualTime();
 
 // Causal attention; FLOPs counted as the useful products only (forward Q·Kᵀ and P·V; backward
-// dP, dS·K, dSᵀ·Q and Pᵀ·dO) over the causal half: 2·B·NH·T(T+1)/2·HS each. Args: B, T, C, NH.
+// dP, dS·K, dSᵀ·Q and Pᵀ·dO) over the causal half: 2·B·NH·T(T+1)/2·HS each. Args: bf16 math
+// (1; against the bf16 peak where it runs), B, T, C, NH, NKV: configs C and A, and Llama 3.2 1B
+// at T = 512.
 void attention_case(benchmark::State& state, bool backward) {
-    const int64_t B = state.range(0), T = state.range(1), C = state.range(2), NH = state.range(3);
-    const auto qkv = random_buffer(B * T * 3 * C, 3), dout = random_buffer(B * T * C, 4);
-    AlignedBuffer<float> out(B * T * C), lse(B * NH * T), dqkv(B * T * 3 * C);
-    kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NH);
+    const bool half = state.range(0) == 1;
+    const int64_t B = state.range(1), T = state.range(2), C = state.range(3), NH = state.range(4);
+    const int64_t NKV = state.range(5), W = C + 2 * NKV * (C / NH);
+    const auto math = half ? kernels::AttentionMath::Bf16 : kernels::AttentionMath::Fp32;
+    const auto qkv = random_buffer(B * T * W, 3), dout = random_buffer(B * T * C, 4);
+    AlignedBuffer<float> out(B * T * C), lse(B * NH * T), dqkv(B * T * W);
+    kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NKV, {}, math);
     double seconds = 0;
     for (auto _ : state) {
         timed(state, seconds, [&] {
             if (backward) {
-                kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH, NH);
+                kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH,
+                                            NKV, {}, math);
             } else {
-                kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NH);
+                kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NKV, {}, math);
             }
         });
     }
     const double product = 2.0 * B * NH * (T * (T + 1) / 2.0) * (C / NH);
-    report_flops(state, seconds, (backward ? 4.0 : 2.0) * product, Precision::Fp32);
+    const bool on_bf16 = half && kernels::attention_has_bf16_math();
+    report_flops(state, seconds, (backward ? 4.0 : 2.0) * product, on_bf16 ? Precision::Bf16 : Precision::Fp32);
 }
 void BM_AttentionForward(benchmark::State& state) { attention_case(state, false); }
 void BM_AttentionBackward(benchmark::State& state) { attention_case(state, true); }
-BENCHMARK(BM_AttentionForward)->ArgNames({"B", "T", "C", "NH"})->Args({16, 256, 384, 6})->Args({4, 64, 768, 12})
-    ->Unit(benchmark::kMillisecond)->UseManualTime();
-BENCHMARK(BM_AttentionBackward)->ArgNames({"B", "T", "C", "NH"})->Args({16, 256, 384, 6})->Args({4, 64, 768, 12})
-    ->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_AttentionForward)->ArgNames({"bf16", "B", "T", "C", "NH", "NKV"})
+    ->ArgsProduct({{0, 1}, {16}, {256}, {384}, {6}, {6}})->ArgsProduct({{0, 1}, {4}, {64}, {768}, {12}, {12}})
+    ->ArgsProduct({{0, 1}, {1}, {512}, {2048}, {32}, {8}})->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_AttentionBackward)->ArgNames({"bf16", "B", "T", "C", "NH", "NKV"})
+    ->ArgsProduct({{0, 1}, {16}, {256}, {384}, {6}, {6}})->ArgsProduct({{0, 1}, {4}, {64}, {768}, {12}, {12}})
+    ->ArgsProduct({{0, 1}, {1}, {512}, {2048}, {32}, {8}})->Unit(benchmark::kMillisecond)->UseManualTime();
 
 // LM head + cross-entropy, config B: N = 2048, C = 384, V = 50257; arg 0: fp32, 1: bf16.
 // Forward and backward in vocabulary chunks, and training's one pass over row blocks

@@ -4,6 +4,7 @@
 // O += P·V, dP = dO·Vᵀ, dQ += dS·K, dK += dSᵀ·Q, dV += Pᵀ·dO — is a small GEMM run on the
 // calling thread (backend::tile_gemm), so the inner loops are oneDNN's JIT kernels; only the
 // softmax and the masking are written here, one row at a time (kernels/attention_tiling.h).
+// Asked for bf16 math on a CPU with AVX512_BF16, both hand over to kernels/attention_bf16.cpp.
 #include "kernels/attention.h"
 
 #include <algorithm>
@@ -28,8 +29,25 @@ using attention_tiling::throw_if_failed;
 using attention_tiling::visible_keys;
 using backend::tile_gemm;
 
+#if LMFORGE_ISA_AVX512
+// kernels/attention_bf16.cpp: the same on bf16 dot products, where the CPU has AVX512_BF16.
+bool attention_has_bf16_math();
+void attention_forward_bf16(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
+                            int64_t NKV, const AttentionMask& mask);
+void attention_backward_bf16(float* dqkv, const float* dout, const float* out, const float* lse, const float* qkv,
+                             int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask);
+#else
+bool attention_has_bf16_math() { return false; }
+#endif
+
 void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
-                       int64_t NKV, const AttentionMask& mask) {
+                       int64_t NKV, const AttentionMask& mask, AttentionMath math) {
+#if LMFORGE_ISA_AVX512
+    if (math == AttentionMath::Bf16 && attention_has_bf16_math())
+        return attention_forward_bf16(out, lse, qkv, B, T, C, NH, NKV, mask);
+#else
+    (void)math;  // no bf16 dot products at this level
+#endif
     const int64_t HS = C / NH, C3 = C + 2 * NKV * HS, KVC = NKV * HS, group = NH / NKV;
     const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
     const int64_t num_tiles = (T + kTile - 1) / kTile;
@@ -80,7 +98,14 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
 }
 
 void attention_backward(float* dqkv, const float* dout, const float* out, const float* lse, const float* qkv,
-                        int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask) {
+                        int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask,
+                        AttentionMath math) {
+#if LMFORGE_ISA_AVX512
+    if (math == AttentionMath::Bf16 && attention_has_bf16_math())
+        return attention_backward_bf16(dqkv, dout, out, lse, qkv, B, T, C, NH, NKV, mask);
+#else
+    (void)math;
+#endif
     const int64_t HS = C / NH, C3 = C + 2 * NKV * HS, KVC = NKV * HS, group = NH / NKV;
     const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
     const int64_t num_tiles = (T + kTile - 1) / kTile;

@@ -17,6 +17,16 @@ struct AttentionMask {
     const int32_t* key_len = nullptr;  // (B)
 };
 
+// What the products (S = Q·Kᵀ, O = P·V and backward's) run in. Bf16: their inputs Q, K, V, P,
+// dO, dS are rounded to bf16 and multiplied into fp32 sums by vdpbf16ps (as a bf16 GEMM is);
+// the softmax, its sums and lse stay fp32. Only where attention_has_bf16_math(); elsewhere
+// Bf16 computes in fp32, as Fp32 does.
+enum class AttentionMath { Fp32, Bf16 };
+
+// Whether AttentionMath::Bf16 runs in bf16 here: the kernels run at the avx512 level (or a
+// native build's with AVX-512) on a CPU with AVX512_BF16.
+bool attention_has_bf16_math();
+
 // Grouped-query attention (https://arxiv.org/abs/2305.13245): NH query heads of HS = C / NH
 // channels share NKV key/value heads (NKV divides NH), query head h reading key/value head
 // h / (NH / NKV). NKV = NH is multi-head attention (GPT-2, BERT); NKV = 1 multi-query.
@@ -25,13 +35,15 @@ struct AttentionMask {
 // out (B, T, C): heads side by side.
 // lse (B, NH, T): log-sum-exp of row t's scaled scores over its visible keys, saved for backward.
 void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T,
-                       int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask = {});
+                       int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask = {},
+                       AttentionMath math = AttentionMath::Fp32);
 
 // Writes (=) dqkv (B, T, C + 2·KVC): every element is overwritten, so it needs no zeroing.
 // dout, out: (B, T, C); lse and qkv as saved. A key/value head's gradient is the sum over its
-// group of query heads. Keys no query sees get zero gradients. The mask must be the forward's.
+// group of query heads. Keys no query sees get zero gradients. The mask and math must be the
+// forward's.
 void attention_backward(float* dqkv, const float* dout, const float* out, const float* lse,
                         const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV,
-                        const AttentionMask& mask = {});
+                        const AttentionMask& mask = {}, AttentionMath math = AttentionMath::Fp32);
 
 }  // namespace lmforge::kernels

@@ -17,3 +17,10 @@
 #else  // a native build: one level, with the build's own flags
 #define LMFORGE_ISA_NAMESPACE native
 #endif
+// Whether this level has AVX-512, for code written with its intrinsics. (GCC's target pragma
+// does not define __AVX512F__ for C++, so the level says it.)
+#if defined(LMFORGE_KERNEL_ISA_AVX512) || (!defined(LMFORGE_KERNEL_ISA_AVX2) && !defined(LMFORGE_KERNEL_ISA_BASELINE) && defined(__AVX512F__))
+#define LMFORGE_ISA_AVX512 1
+#else
+#define LMFORGE_ISA_AVX512 0
+#endif

@@ -3,3 +3,4 @@
 #pragma GCC pop_options
 #endif
 #undef LMFORGE_ISA_NAMESPACE
+#undef LMFORGE_ISA_AVX512

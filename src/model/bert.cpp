@@ -168,7 +168,7 @@ void Bert::forward_body(const int32_t* inputs, const int32_t* lengths) {
         const BertLayerActs& a = acts_.layers[l];
         linear(a.qkv, x, x_h, w.qkv_weight, w.qkv_bias, N, H, 3 * H);
         lap("matmul_fwd");
-        attention_forward(a.atty, a.att_lse, a.qkv, B, T, H, cfg_.n_head, cfg_.n_head, mask);
+        attention_forward(a.atty, a.att_lse, a.qkv, B, T, H, cfg_.n_head, cfg_.n_head, mask, attention_math());
         half_copy(a.atty_h, a.atty, N * H);
         lap("attention_fwd");
         linear(acts_.proj, a.atty, a.atty_h, w.attn_out_weight, w.attn_out_bias, N, H, H);
@@ -409,7 +409,8 @@ void Bert::backward_body(WeightGrad mode) {
         linear_backward(acts_.datty, dw.attn_out_weight, dw.attn_out_bias, dres, a.atty, a.atty_h, w.attn_out_weight,
                         N, H, H, mode);
         lap("matmul_bwd");
-        attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, H, cfg_.n_head, cfg_.n_head, mask);
+        attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, H, cfg_.n_head, cfg_.n_head, mask,
+                           attention_math());
         lap("attention_bwd");
         linear_backward(dx, dw.qkv_weight, dw.qkv_bias, acts_.dqkv, x, x_h, w.qkv_weight, N, H, 3 * H, mode);
         lap("matmul_bwd");

@@ -67,7 +67,7 @@ void Gpt2::attention_branch(int64_t l, const float* residual) {
     const Gpt2LayerActs& a = acts_.layers[l];
     linear_forward(a.qkv, a.ln1, a.ln1_h, w.c_attn_weight, w.c_attn_bias, N, C, 3 * C);
     lap("matmul_fwd");
-    attention_forward(a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_head);
+    attention_forward(a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_head, {}, attention_math());
     if (precision_ == Precision::Bf16) to_bf16(a.atty_h, a.atty, N * C);
     lap("attention_fwd");
     linear_forward(acts_.proj, a.atty, a.atty_h, w.attn_c_proj_weight, w.attn_c_proj_bias, N, C, C);
@@ -227,7 +227,7 @@ void Gpt2::backward_body(WeightGrad mode) {
         linear_backward(acts_.datty, dw.attn_c_proj_weight, dw.attn_c_proj_bias, acts_.dres, a.atty,
                         a.atty_h, w.attn_c_proj_weight, N, C, C, mode);
         lap("matmul_bwd");
-        attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, NH, NH);
+        attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, NH, NH, {}, attention_math());
         lap("attention_bwd");
         linear_backward(acts_.dln, dw.c_attn_weight, dw.c_attn_bias, acts_.dqkv, a.ln1, a.ln1_h,
                         w.c_attn_weight, N, C, 3 * C, mode);

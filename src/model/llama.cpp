@@ -407,7 +407,7 @@ void Llama::attention_branch(int64_t l, const float* residual) {
     // q's and k's heads are the first NH + NKV heads of each row.
     rope_forward(a.qkv, acts_.rope_cos, acts_.rope_sin, B, T, W, cfg_.n_head + cfg_.n_kv_head, cfg_.head_size());
     lap("rope_fwd");
-    attention_forward(a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_kv_head);
+    attention_forward(a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_kv_head, {}, attention_math());
     if (precision_ == Precision::Bf16) to_bf16(a.atty_h, a.atty, N * C);
     lap("attention_fwd");
     linear(acts_.proj, a.atty, a.atty_h, p_.layers[l].o_proj, ph_.layers[l].o_proj, N, C, C);
@@ -521,7 +521,8 @@ void Llama::attention_backward_layer(int64_t l, const float* residual, WeightGra
     const LlamaLayerActs& a = acts_.layers[l];
     linear_backward(acts_.datty, dw.o_proj, acts_.dres, a.atty, a.atty_h, w.o_proj, wh.o_proj, N, C, C, mode);
     adapters_backward(l, LoraTarget::O, LoraTarget::O, acts_.datty, acts_.dres, acts_.dout_h, a.atty, a.atty_h);
-    attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_kv_head);
+    attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_kv_head, {},
+                       attention_math());
     lap("attention_bwd");
     rope_backward(acts_.dqkv, acts_.rope_cos, acts_.rope_sin, B, T, W, cfg_.n_head + cfg_.n_kv_head,
                   cfg_.head_size());

@@ -16,6 +16,7 @@
 
 #include "core/aligned_buffer.h"
 #include "core/profiler.h"
+#include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "model/batch.h"
 #include "model/param_layout.h"
@@ -132,6 +133,10 @@ protected:
         return cfg;
     }
     const uint16_t* half(const float* param) const { return params_h_.data() + (param - params_.data()); }
+    // Attention's products in the GEMMs' precision (kernels/attention.h).
+    kernels::AttentionMath attention_math() const {
+        return precision_ == Precision::Bf16 ? kernels::AttentionMath::Bf16 : kernels::AttentionMath::Fp32;
+    }
     void lap(const char* name) {
         if (profiler_ != nullptr) profiler_->lap(name);
     }

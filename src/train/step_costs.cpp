@@ -3,6 +3,7 @@
 #include <array>
 
 #include "core/error.h"
+#include "kernels/attention.h"
 #include "model/gpt2.h"
 #include "model/gpt2_acts.h"
 #include "model/llama.h"
@@ -96,11 +97,14 @@ void linear_backward(Ledger& l, const Dims& d, double in, double out, LinearGrad
 // (query, key) pairs causal attention keeps, over every sequence of one head.
 double causal_pairs(const Dims& d) { return d.B * d.T * (d.T + 1) / 2; }
 
+// Whether attention's products run on bf16 dot products (kernels/attention.h).
+bool attention_bf16(const Ledger& l) { return l.half() && kernels::attention_has_bf16_math(); }
+
 // Reads qkv, writes the heads' outputs (and their bf16 copy in mixed precision) and each
 // row's log-sum-exp.
 void attention_forward(Ledger& l, const Dims& d) {
     const double lse = d.B * d.NH * d.T;
-    l.add("attention_fwd", 2 * 2 * d.C * causal_pairs(d), kF32 * (d.N * d.W + d.N * d.C + lse));
+    l.add("attention_fwd", 2 * 2 * d.C * causal_pairs(d), kF32 * (d.N * d.W + d.N * d.C + lse), attention_bf16(l));
     if (l.half()) l.to_half("attention_fwd", d.N * d.C);
 }
 
@@ -108,7 +112,8 @@ void attention_forward(Ledger& l, const Dims& d) {
 // dK, dV.
 void attention_backward(Ledger& l, const Dims& d) {
     const double lse = d.B * d.NH * d.T;
-    l.add("attention_bwd", 5 * 2 * d.C * causal_pairs(d), kF32 * (2 * d.N * d.W + 2 * d.N * d.C + lse));
+    l.add("attention_bwd", 5 * 2 * d.C * causal_pairs(d), kF32 * (2 * d.N * d.W + 2 * d.N * d.C + lse),
+          attention_bf16(l));
 }
 
 // The LM head and its loss in training: the logits' GEMM, dx's and (unless frozen) dW's, and

@@ -4,7 +4,10 @@
 // and miss the tile edges.
 #include "kernels/attention.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
+#include <string>
 
 #include "gradcheck.h"
 #include "kernels/ref/attention.h"
@@ -202,6 +205,74 @@ TEST(AttentionTwin, KernelMatchesTwinWithPaddingMask) {
             kernels::ref::attention_backward(dqkv_r.data(), convert<double>(dout).data(), out_r.data(), lse_r.data(),
                                              qkv_r.data(), B, T, C, NH, NH, mask);
             EXPECT_TRUE(close(dqkv, dqkv_r, 1e-4, 1e-4)) << "causal=" << causal << " T=" << T;
+        }
+    }
+}
+
+// bf16 math against the twin on the same inputs rounded to bf16 (Q, K, V and dO: their products
+// are then exact in both). What is left is P and dS rounded to bf16 before their products, a
+// relative 2⁻⁹ each that sums over the keys as noise: about 1e-3 of each output's size. So the
+// kernel is held to an RMS error of 1e-2 of the twin's RMS (plus 1e-4, for outputs that are 0
+// but for rounding: one visible key makes dS = 0); a misplaced block, pair or mask gives errors
+// of order 1, and an element left unwritten (NaN) fails.
+::testing::AssertionResult rms_close(const std::vector<float>& got, const std::vector<double>& want, double rtol) {
+    double err = 0, norm = 0;
+    for (size_t i = 0; i < got.size(); i++) {
+        err += (got[i] - want[i]) * (got[i] - want[i]);
+        norm += want[i] * want[i];
+    }
+    const double n = static_cast<double>(got.size()), rms_err = std::sqrt(err / n), rms = std::sqrt(norm / n);
+    if (rms_err <= rtol * rms + 1e-4) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "RMS error " << rms_err << " against the twin's RMS " << rms;
+}
+
+std::vector<float> bf16_values(const std::vector<float>& x) { return convert<float>(round_to_bf16(x).second); }
+
+TEST(AttentionTwin, Bf16KernelMatchesTwinOnRemainderShapes) {
+    if (!kernels::attention_has_bf16_math()) {
+        GTEST_SKIP() << "bf16 attention needs AVX512_BF16 and the avx512 kernel level; here Bf16 runs the fp32 kernel";
+    }
+    struct Shape { int64_t B, T, NH, NKV, HS; };
+    // T across the tile and the key block; odd T (a key pair half empty) and odd HS (a channel
+    // pair half empty); HS past 64 (several column vectors), grouped and multi-query heads.
+    for (const Shape s : {Shape{1, 1, 1, 1, 1}, Shape{2, 13, 3, 3, 20}, Shape{1, 33, 2, 1, 64},
+                          Shape{2, 64, 1, 1, 64}, Shape{1, 97, 4, 2, 17}, Shape{1, 130, 2, 2, 20},
+                          Shape{1, 70, 1, 1, 300}, Shape{1, 301, 4, 2, 16}, Shape{2, 257, 2, 1, 33}}) {
+        for (const bool padded : {false, true}) {
+            const int64_t B = s.B, T = s.T, NH = s.NH, NKV = s.NKV, C = NH * s.HS, W = C + 2 * NKV * s.HS;
+            std::vector<int32_t> key_len(B, static_cast<int32_t>(T));
+            if (padded) key_len[0] = static_cast<int32_t>(std::max<int64_t>(1, T - 70));
+            const kernels::AttentionMask mask{.causal = !padded, .key_len = padded ? key_len.data() : nullptr};
+            const auto qkv = bf16_values(random_vector(B * T * W, 17, 2.0f));
+            const auto dout = bf16_values(random_vector(B * T * C, 18));
+            std::vector<float> out(B * T * C, std::numeric_limits<float>::quiet_NaN()), lse(B * NH * T);
+            std::vector<double> out_r(out.size()), lse_r(lse.size());
+            const auto qkv_r = convert<double>(qkv);
+            kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NKV, mask,
+                                       kernels::AttentionMath::Bf16);
+            kernels::ref::attention_forward(out_r.data(), lse_r.data(), qkv_r.data(), B, T, C, NH, NKV, mask);
+            const std::string where = "T=" + std::to_string(T) + " HS=" + std::to_string(s.HS) +
+                                      (padded ? " padded" : " causal");
+            EXPECT_TRUE(rms_close(out, out_r, 1e-2)) << where;
+            // The scores are sums of exact products: lse is the fp32 kernel's to float rounding.
+            EXPECT_TRUE(close(lse, lse_r, 1e-4, 1e-4)) << where;
+            std::vector<float> dqkv(qkv.size(), std::numeric_limits<float>::quiet_NaN());
+            std::vector<double> dqkv_r(qkv.size());
+            kernels::attention_backward(dqkv.data(), dout.data(), out.data(), lse.data(), qkv.data(), B, T, C, NH,
+                                        NKV, mask, kernels::AttentionMath::Bf16);
+            kernels::ref::attention_backward(dqkv_r.data(), convert<double>(dout).data(), out_r.data(), lse_r.data(),
+                                             qkv_r.data(), B, T, C, NH, NKV, mask);
+            // Q, K and V's gradients apart, so that one wrong part cannot hide under the others.
+            for (int64_t part = 0; part < 3; part++) {
+                const int64_t first = part == 0 ? 0 : C + (part - 1) * NKV * s.HS, width = part == 0 ? C : NKV * s.HS;
+                std::vector<float> got;
+                std::vector<double> want;
+                for (int64_t n = 0; n < B * T; n++) {
+                    got.insert(got.end(), dqkv.begin() + n * W + first, dqkv.begin() + n * W + first + width);
+                    want.insert(want.end(), dqkv_r.begin() + n * W + first, dqkv_r.begin() + n * W + first + width);
+                }
+                EXPECT_TRUE(rms_close(got, want, 1e-2)) << where << " part " << "qkv"[part];
+            }
         }
     }
 }

@@ -73,8 +73,10 @@ protected:
     // Losses equal within 1e-5 relative at every step; final weights within 1e-4, absolute:
     // sums in another order differ in the last bits, and AdamW moves a parameter whose
     // gradient is near zero by up to ±lr when such noise flips the gradient's sign.
+    // key_bias_width > 0: the key biases (elements key_bias_width..2·key_bias_width-1 of each
+    // c_attn.bias) are not compared.
     void expect_same_training(const std::string& a, const std::string& b, int steps, double loss_rtol = 1e-5,
-                              double weight_atol = 1e-4) {
+                              double weight_atol = 1e-4, size_t key_bias_width = 0) {
         const auto la = losses(a), lb = losses(b);
         ASSERT_EQ(la.size(), static_cast<size_t>(steps)) << a;
         ASSERT_EQ(lb.size(), static_cast<size_t>(steps)) << b;
@@ -85,8 +87,14 @@ protected:
         for (const std::string& name : wa.names()) {
             const auto x = wa.read_f32(name), y = wb.read_f32(name);
             double worst = 0;
-            for (size_t i = 0; i < x.size(); i++) worst = std::max(worst, std::abs(static_cast<double>(x[i]) - y[i]));
-            EXPECT_LE(worst, weight_atol) << b << ": " << name;
+            size_t at = 0;
+            const bool key_bias = key_bias_width > 0 && name.ends_with("c_attn.bias");
+            for (size_t i = 0; i < x.size(); i++) {
+                if (key_bias && i >= key_bias_width && i < 2 * key_bias_width) continue;
+                const double diff = std::abs(static_cast<double>(x[i]) - y[i]);
+                if (diff > worst) worst = diff, at = i;
+            }
+            EXPECT_LE(worst, weight_atol) << b << ": " << name << "[" << at << "]";
         }
     }
     static std::string fmt_step(int step) {
@@ -136,8 +144,12 @@ TEST_F(DataParallelRun, Bf16WithZero1TrainsAsOneRank) {
     ASSERT_EQ(zero.status, 0) << zero.err;
     EXPECT_NE(zero.err.find("bf16 (asked for"), std::string::npos) << zero.err;
     // bf16 rounds each GEMM input to 8 significant bits, so a last-bit difference in a summed
-    // gradient can move a weight's bf16 copy by one step (2^-8 relative): looser bounds.
-    expect_same_training("one", "zero", 10, 1e-3, 1e-3);
+    // gradient can move a weight's bf16 copy by one step (2^-8 relative): looser bounds. The
+    // key biases apart: their gradient is 0 in exact arithmetic (a key bias adds the same to
+    // every score of a query's row, which softmax ignores), so what they get is the rounding
+    // of attention's bf16 dS, different in each layout of the batch, and AdamW turns that noise
+    // into steps of ±lr.
+    expect_same_training("one", "zero", 10, 1e-3, 1e-3, 64);
 }
 
 TEST_F(DataParallelRun, ACheckpointFromTwoRanksWithZero1ResumesOnOne) {

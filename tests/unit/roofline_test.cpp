@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backend/gemm.h"
+#include "kernels/attention.h"
 #include "model/gpt2.h"
 #include "model/llama.h"
 #include "train/benchmark.h"
@@ -118,7 +119,9 @@ TEST(Roofline, AdamWMovesEachParametersStateOnce) {
         EXPECT_DOUBLE_EQ(family(costs, "adamw").bytes, n * (half ? 22.0 : 28.0));
         EXPECT_DOUBLE_EQ(family(costs, "grad_norm").bytes, 4.0 * static_cast<double>(model.grads().size()));
         EXPECT_EQ(family(costs, "matmul_fwd").bf16_math, half);
-        EXPECT_FALSE(family(costs, "attention_fwd").bf16_math);  // fp32 tiles in either precision
+        // bf16 dot products where the kernel has them, fp32 tiles elsewhere.
+        EXPECT_EQ(family(costs, "attention_fwd").bf16_math, half && kernels::attention_has_bf16_math());
+        EXPECT_EQ(family(costs, "attention_bwd").bf16_math, half && kernels::attention_has_bf16_math());
     }
 }
 

@@ -1,0 +1,386 @@
+// Attention's products on bf16 dot products (AVX512_BF16's vdpbf16ps), with the tiling, the
+// masking and the fp32 softmax of kernels/attention.cpp (kernels/attention_tiling.h).
+//
+// vdpbf16ps multiplies pairs: each fp32 lane adds a0·b0 + a1·b1, where (a0, a1) and (b0, b1) are
+// two bf16 side by side in a 32-bit word. So each product C = A·B here reads its operands as
+// pairs along the summed index p: A as pairs (r, p) that one word broadcasts to every lane, B as
+// rows of pairs (p, n) that load 16 columns at once. Which layout that is depends on the product:
+//   S = Q·Kᵀ, dP = dO·Vᵀ   A: rows of Q, dO (pairs of channels);  B: K, V by channel pairs
+//   O = P·V,  dQ = dS·K    A: rows of P, dS (pairs of keys);      B: V, K by key pairs
+//   dK = dSᵀ·Q, dV = Pᵀ·dO A: dS, P by query pairs, read down;    B: Q, dO by query pairs
+// A thread packs the K and V of each (sequence, key/value head) it works on; a query tile's Q and
+// dO, and a block's P and dS, as they are made. An odd count of a summed index ends in a pair whose
+// second half is 0 in both operands. AMX's tiles take B in this same pair layout.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/bf16.h"
+#include "kernels/attention_tiling.h"
+
+#include "kernels/isa_begin.h"
+
+#if LMFORGE_ISA_AVX512
+
+namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
+
+namespace {
+
+#define LMFORGE_BF16_DOT __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+using namespace attention_tiling;
+
+constexpr int64_t kLanes = 16;  // fp32 lanes of a vector: the columns of B one load covers
+
+int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+int64_t pairs_of(int64_t n) { return (n + 1) / 2; }
+
+// A product's first operand: pair (r, p) lies at pairs + 2·(r·row_step + p·pair_step).
+struct PairsA {
+    const bf16* pairs;
+    int64_t row_step, pair_step;
+};
+// Its second: rows of pairs, pair (p, n) at pairs + 2·(p·ld + n); ld a multiple of 16, and
+// the columns of a row read up to the next multiple of 16.
+struct PairsB {
+    const bf16* pairs;
+    int64_t ld;
+};
+
+// C (R, 16·NV) = alpha · Σ_p A(r, p)·B(p, n), added to C when accumulate; the last vector of
+// columns stores only the lanes of last_mask.
+// (The operands come apart, not as PairsA and PairsB: passed by value, the structs went through
+// the stack, and reading them back whole from the smaller stores that wrote them stalled each
+// call — 19% of config C's forward.)
+template <int R, int NV>
+LMFORGE_BF16_DOT void pair_tile(const bf16* a, int64_t a_row_step, int64_t a_pair_step, const bf16* b, int64_t ldb,
+                                int64_t npairs, float* c, int64_t ldc, float alpha, bool accumulate,
+                                __mmask16 last_mask) {
+    __m512 acc[R][NV];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < npairs; p++) {
+        __m512bh bv[NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) bv[v] = (__m512bh)_mm512_loadu_si512(b + 2 * (p * ldb + v * kLanes));
+#pragma GCC unroll 8
+        for (int r = 0; r < R; r++) {
+            uint32_t pair;
+            std::memcpy(&pair, a + 2 * (r * a_row_step + p * a_pair_step), sizeof pair);
+            const __m512bh av = (__m512bh)_mm512_set1_epi32(static_cast<int>(pair));
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], av, bv[v]);
+        }
+    }
+    const __m512 va = _mm512_set1_ps(alpha);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) {
+            const __mmask16 mask = v == NV - 1 ? last_mask : __mmask16(0xFFFF);
+            float* cp = c + r * ldc + v * kLanes;
+            __m512 x = _mm512_mul_ps(acc[r][v], va);
+            if (accumulate) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mask, cp));
+            _mm512_mask_storeu_ps(cp, mask, x);
+        }
+}
+
+// Rows by 6 and columns by 4 vectors: 24 accumulators, 4 loads of B and 6 broadcasts of A for
+// every 24 vdpbf16ps.
+constexpr int kRows = 6, kVectors = 4;
+using PairTile = void (*)(const bf16*, int64_t, int64_t, const bf16*, int64_t, int64_t, float*, int64_t, float, bool,
+                          __mmask16);
+
+template <int R>
+constexpr std::array<PairTile, kVectors> tiles_of_rows() {
+    return {pair_tile<R, 1>, pair_tile<R, 2>, pair_tile<R, 3>, pair_tile<R, 4>};
+}
+constexpr std::array<std::array<PairTile, kVectors>, kRows> kPairTiles = {
+    tiles_of_rows<1>(), tiles_of_rows<2>(), tiles_of_rows<3>(),
+    tiles_of_rows<4>(), tiles_of_rows<5>(), tiles_of_rows<6>()};
+
+// C (m, n) = alpha · A·B over npairs pairs, added to C (row stride ldc) when accumulate.
+void pair_gemm(int64_t m, int64_t n, int64_t npairs, float alpha, PairsA a, PairsB b, bool accumulate, float* c,
+               int64_t ldc) {
+    for (int64_t n0 = 0; n0 < n; n0 += kVectors * kLanes) {
+        const int64_t cols = std::min(n - n0, kVectors * kLanes);
+        const int64_t nv = (cols + kLanes - 1) / kLanes, tail = cols - (nv - 1) * kLanes;
+        const auto last_mask = static_cast<__mmask16>((1u << tail) - 1u);
+        for (int64_t m0 = 0; m0 < m; m0 += kRows) {
+            const int64_t rows = std::min(m - m0, int64_t{kRows});
+            kPairTiles[rows - 1][nv - 1](a.pairs + 2 * m0 * a.row_step, a.row_step, a.pair_step, b.pairs + 2 * n0, b.ld,
+                                         npairs, c + m0 * ldc + n0, ldc, alpha, accumulate, last_mask);
+        }
+    }
+}
+
+// out (rows, ⌈cols/2⌉ pairs, ld pairs apart): row r of x (fp32, ldx apart) in bf16, pairs along
+// its columns, a 0 after an odd count.
+LMFORGE_BF16_DOT void pack_rows(const float* x, int64_t ldx, int64_t rows, int64_t cols, bf16* out, int64_t ld) {
+    const int64_t whole = cols / (2 * kLanes) * (2 * kLanes), n = cols - whole;
+    const auto lo = static_cast<__mmask16>((1u << std::min<int64_t>(n, kLanes)) - 1u);
+    const auto hi = static_cast<__mmask16>((1u << std::max<int64_t>(n - kLanes, 0)) - 1u);
+    for (int64_t r = 0; r < rows; r++) {
+        const float* xr = x + r * ldx;
+        bf16* o = out + 2 * r * ld;
+        for (int64_t c = 0; c < whole; c += 2 * kLanes) {
+            const __m512bh h = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(xr + c + kLanes), _mm512_loadu_ps(xr + c));
+            _mm512_storeu_si512(o + c, (__m512i)h);
+        }
+        if (n > 0) {  // masked loads only here: they cannot take data still on its way to the cache
+            const __m512bh h = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, xr + whole + kLanes),
+                                                   _mm512_maskz_loadu_ps(lo, xr + whole));
+            _mm512_mask_storeu_epi16(o + whole, static_cast<__mmask32>((uint64_t{1} << n) - 1u), (__m512i)h);
+        }
+        if (cols % 2 != 0) o[cols] = 0;
+    }
+}
+
+// out (⌈rows/2⌉, cols, ld pairs apart): pair (p, c) is (x[2p][c], x[2p+1][c]) in bf16, a 0
+// for the second of an odd count of rows.
+LMFORGE_BF16_DOT void pack_row_pairs(const float* x, int64_t ldx, int64_t rows, int64_t cols, bf16* out, int64_t ld) {
+    // 16 bf16 of one row, then 16 of the next, interleaved into 16 pairs.
+    alignas(64) static constexpr int16_t kInterleave[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
+                                                            8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+    const __m512i interleave = _mm512_load_si512(kInterleave);
+    for (int64_t p = 0; p < pairs_of(rows); p++) {
+        const float* x0 = x + 2 * p * ldx;
+        const bool second = 2 * p + 1 < rows;
+        for (int64_t c = 0; c < cols; c += kLanes) {
+            bf16* o = out + 2 * (p * ld + c);
+            if (cols - c >= kLanes) {  // masked loads only at the end, as in pack_rows
+                const __m512 x1 = second ? _mm512_loadu_ps(x0 + ldx + c) : _mm512_setzero_ps();
+                const __m512bh both = _mm512_cvtne2ps_pbh(x1, _mm512_loadu_ps(x0 + c));
+                _mm512_storeu_si512(o, _mm512_permutexvar_epi16(interleave, (__m512i)both));
+            } else {
+                const auto mask = static_cast<__mmask16>((1u << (cols - c)) - 1u);
+                const __m512 x1 = second ? _mm512_maskz_loadu_ps(mask, x0 + ldx + c) : _mm512_setzero_ps();
+                const __m512bh both = _mm512_cvtne2ps_pbh(x1, _mm512_maskz_loadu_ps(mask, x0 + c));
+                _mm512_mask_storeu_epi32(o, mask, _mm512_permutexvar_epi16(interleave, (__m512i)both));
+            }
+        }
+    }
+}
+
+// out (⌈cols/2⌉, rows, ld pairs apart): pair (p, r) is (x[r][2p], x[r][2p+1]) in bf16 — the
+// pairs of pack_rows, transposed. `rows_packed` is scratch for rows · ⌈cols/2⌉ pairs.
+LMFORGE_BF16_DOT void pack_column_pairs(const float* x, int64_t ldx, int64_t rows, int64_t cols, bf16* out,
+                                        int64_t ld, bf16* rows_packed) {
+    const int64_t np = pairs_of(cols);
+    pack_rows(x, ldx, rows, cols, rows_packed, np);
+    const __m512i row_offsets = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                                   _mm512_set1_epi32(static_cast<int>(np)));
+    for (int64_t r0 = 0; r0 < rows; r0 += kLanes) {
+        const auto mask = static_cast<__mmask16>((1u << std::min(rows - r0, kLanes)) - 1u);
+        for (int64_t p = 0; p < np; p++) {
+            const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask, row_offsets,
+                                                          rows_packed + 2 * (r0 * np + p), 4);
+            _mm512_mask_storeu_epi32(out + 2 * (p * ld + r0), mask, v);
+        }
+    }
+}
+
+// The shape of one call, in the names of kernels/attention.h.
+struct Dims {
+    int64_t B, T, C, NH, NKV, HS, KVC, C3, group;
+    Dims(int64_t B_, int64_t T_, int64_t C_, int64_t NH_, int64_t NKV_)
+        : B(B_), T(T_), C(C_), NH(NH_), NKV(NKV_), HS(C_ / NH_), KVC(NKV_ * HS), C3(C_ + 2 * KVC), group(NH_ / NKV_) {}
+    int64_t channel_pairs() const { return pairs_of(HS); }
+    int64_t channel_ld() const { return round_up(HS, kLanes); }  // pairs of a row over the channels
+};
+
+// K or V of one (sequence, key/value head), in one or both layouts a B operand takes: by
+// channel pairs (⌈HS/2⌉ rows of pairs over the keys) and by key pairs (⌈T/2⌉ rows of pairs over
+// the channels). Each thread packs the heads it meets into its own: packing every head once
+// into a shared buffer before the products cost config C more than the products themselves
+// (6 MiB to allocate and fault in on one thread while the other waited).
+class PackedHead {
+public:
+    PackedHead(const Dims& d, bool by_channel, bool by_key, std::atomic<bool>& failed)
+        : T_(d.T), HS_(d.HS), key_ld_(round_up(d.T, kLanes)), channel_ld_(d.channel_ld()) {
+        if (by_channel) {
+            channels_ = thread_scratch(by_channel_, 2 * d.channel_pairs() * key_ld_, failed);
+            rows_ = thread_scratch(rows_packed_, 2 * d.T * d.channel_pairs(), failed);
+        }
+        if (by_key) keys_ = thread_scratch(by_key_, 2 * pairs_of(d.T) * channel_ld_, failed);
+    }
+    // x: the head's first channel at key 0; keys ld floats apart. Only when it is another head
+    // than the one packed last.
+    void pack(const float* x, int64_t ld) {
+        if (x == packed_) return;
+        if (channels_ != nullptr) pack_column_pairs(x, ld, T_, HS_, channels_, key_ld_, rows_);
+        if (keys_ != nullptr) pack_row_pairs(x, ld, T_, HS_, keys_, channel_ld_);
+        packed_ = x;
+    }
+    // Keys j0.. by channel pairs: B of S = Q·Kᵀ, dP = dO·Vᵀ.
+    PairsB by_channel(int64_t j0) const { return {channels_ + 2 * j0, key_ld_}; }
+    // Keys j0.. (j0 even) by key pairs: B of O = P·V, dQ = dS·K.
+    PairsB by_key(int64_t j0) const { return {keys_ + j0 * channel_ld_, channel_ld_}; }
+
+private:
+    int64_t T_, HS_, key_ld_, channel_ld_;
+    std::vector<bf16> by_channel_, rows_packed_, by_key_;
+    bf16 *channels_ = nullptr, *rows_ = nullptr, *keys_ = nullptr;
+    const float* packed_ = nullptr;
+};
+
+// Pairs of a key block's row: the row stride of P and dS by key pairs.
+constexpr int64_t kBlockPairs = kKeyBlock / 2;  // pairs of a row of a key block
+
+}  // namespace
+
+bool attention_has_bf16_math() {
+    static const bool has = __builtin_cpu_supports("avx512bf16");
+    return has;
+}
+
+void attention_forward_bf16(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
+                            int64_t NKV, const AttentionMask& mask) {
+    const Dims d(B, T, C, NH, NKV);
+    const int64_t HS = d.HS, np = d.channel_pairs();
+    const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
+    const int64_t num_tiles = (T + kTile - 1) / kTile;
+    // A thread takes a head's tiles together, so it packs its K and V once, where there are
+    // heads enough for every thread (config C's forward: 4.66 ms with tiles dealt one by one,
+    // each head's K and V packed by both threads).
+    const int64_t chunk = B * NH >= 2 * omp_get_max_threads() ? num_tiles : 1;
+    std::atomic<bool> no_scratch{false};
+#pragma omp parallel
+    {
+        PackedHead keys(d, true, false, no_scratch), values(d, false, true, no_scratch);
+        std::vector<float> scores;  // (query, key) of one block
+        std::vector<bf16> q_pairs, p_pairs;
+        float* s = thread_scratch(scores, kTile * kKeyBlock, no_scratch);
+        bf16* q16 = thread_scratch(q_pairs, 2 * kTile * np, no_scratch);
+        bf16* p16 = thread_scratch(p_pairs, 2 * kTile * kBlockPairs, no_scratch);
+#pragma omp for collapse(3) schedule(dynamic, chunk)
+        for (int64_t b = 0; b < B; b++) {
+            for (int64_t h = 0; h < NH; h++) {
+                for (int64_t qt = num_tiles - 1; qt >= 0; qt--) {  // longest rows first
+                    if (no_scratch) continue;
+                    const int64_t i0 = qt * kTile, nq = std::min(T, i0 + kTile) - i0, g = h / d.group;
+                    const int64_t kl = key_len_of(mask, b, T), tile_key_end = key_end(mask, i0 + nq - 1, kl);
+                    float* o = out + (b * T + i0) * C + h * HS;
+                    keys.pack(qkv + b * T * d.C3 + C + g * HS, d.C3);
+                    values.pack(qkv + b * T * d.C3 + C + d.KVC + g * HS, d.C3);
+                    pack_rows(qkv + (b * T + i0) * d.C3 + h * HS, d.C3, nq, HS, q16, np);
+                    float row_max[kTile], row_sum[kTile];
+                    std::fill_n(row_max, nq, kNegInf);
+                    std::fill_n(row_sum, nq, 0.0f);
+                    for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
+                        const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
+                        pair_gemm(nq, nk, np, scale, {q16, np, 1}, keys.by_channel(j0), false, s, kKeyBlock);
+                        for (int64_t r = 0; r < nq; r++) {
+                            float* sr = s + r * kKeyBlock;
+                            const float correction = online_softmax_row(
+                                sr, visible_keys(mask, i0 + r, kl, j0, nk), nk, j0 == 0, row_max[r], row_sum[r]);
+                            pack_rows(sr, kKeyBlock, 1, nk, p16 + 2 * r * kBlockPairs, kBlockPairs);  // still in L1
+                            if (j0 > 0) {
+                                float* orow = o + r * C;
+#pragma omp simd
+                                for (int64_t c = 0; c < HS; c++) orow[c] *= correction;
+                            }
+                        }
+                        pair_gemm(nq, HS, pairs_of(nk), 1.0f, {p16, kBlockPairs, 1}, values.by_key(j0), j0 > 0,
+                                  o, C);
+                    }
+                    finish_rows(o, C, nq, HS, row_max, row_sum, lse + (b * NH + h) * T + i0);
+                }
+            }
+        }
+    }
+    throw_if_failed(no_scratch);
+}
+
+void attention_backward_bf16(float* dqkv, const float* dout, const float* out, const float* lse, const float* qkv,
+                             int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask) {
+    const Dims d(B, T, C, NH, NKV);
+    const int64_t HS = d.HS, C3 = d.C3, KVC = d.KVC, np = d.channel_pairs(), cld = d.channel_ld();
+    const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
+    const int64_t num_tiles = (T + kTile - 1) / kTile, tile_pairs = kTile / 2;
+    std::atomic<bool> no_scratch{false};
+#pragma omp parallel
+    {
+        PackedHead keys(d, true, true, no_scratch), values(d, true, false, no_scratch);
+        // fp32: P and dS of a block; bf16 pairs: Q and dO of a tile by rows (A of S, dP) and by
+        // query pairs (B of dK, dV); dS by rows (A of dQ); dS and P by query pairs (A of dK, dV).
+        std::vector<float> p_block, ds_block;
+        std::vector<bf16> q_rows, q_pairs, do_rows, do_pairs, ds_rows, ds_pairs, p_pairs;
+        float* p = thread_scratch(p_block, kTile * kKeyBlock, no_scratch);
+        float* ds = thread_scratch(ds_block, kTile * kKeyBlock, no_scratch);
+        bf16* q16 = thread_scratch(q_rows, 2 * kTile * np, no_scratch);
+        bf16* qp = thread_scratch(q_pairs, 2 * tile_pairs * cld, no_scratch);
+        bf16* do16 = thread_scratch(do_rows, 2 * kTile * np, no_scratch);
+        bf16* dop = thread_scratch(do_pairs, 2 * tile_pairs * cld, no_scratch);
+        bf16* ds16 = thread_scratch(ds_rows, 2 * kTile * kBlockPairs, no_scratch);
+        bf16* dsp = thread_scratch(ds_pairs, 2 * tile_pairs * kKeyBlock, no_scratch);
+        bf16* pp = thread_scratch(p_pairs, 2 * tile_pairs * kKeyBlock, no_scratch);
+#pragma omp for collapse(2) schedule(dynamic)
+        for (int64_t b = 0; b < B; b++) {
+            // One thread owns a key/value head and every query head of its group, so the
+            // group's contributions to dK and dV add up without any two threads writing them.
+            for (int64_t kvh = 0; kvh < NKV; kvh++) {
+                if (no_scratch) continue;
+                const int64_t kl = key_len_of(mask, b, T);
+                keys.pack(qkv + b * T * C3 + C + kvh * HS, C3);
+                values.pack(qkv + b * T * C3 + C + KVC + kvh * HS, C3);
+                for (int64_t h = kvh * d.group; h < (kvh + 1) * d.group; h++) {
+                    const float* row_lse = lse + (b * NH + h) * T;
+                    for (int64_t qt = num_tiles - 1; qt >= 0; qt--) {
+                        const int64_t i0 = qt * kTile, nq = std::min(T, i0 + kTile) - i0, nqp = pairs_of(nq);
+                        const float* q = qkv + (b * T + i0) * C3 + h * HS;
+                        const float* dO = dout + (b * T + i0) * C + h * HS;
+                        float* dq = dqkv + (b * T + i0) * C3 + h * HS;
+                        float rowdot[kTile];  // rowsum(dO ∘ O) of each query row
+                        for (int64_t r = 0; r < nq; r++) rowdot[r] = row_dot(dO + r * C, out + (b * T + i0 + r) * C + h * HS, HS);
+                        pack_rows(q, C3, nq, HS, q16, np);
+                        pack_row_pairs(q, C3, nq, HS, qp, cld);
+                        pack_rows(dO, C, nq, HS, do16, np);
+                        pack_row_pairs(dO, C, nq, HS, dop, cld);
+                        const int64_t tile_key_end = key_end(mask, i0 + nq - 1, kl);
+                        for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
+                            const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
+                            float* dk = dqkv + (b * T + j0) * C3 + C + kvh * HS;
+                            float* dv = dk + KVC;
+                            pair_gemm(nq, nk, np, scale, {q16, np, 1}, keys.by_channel(j0), false, p, kKeyBlock);
+                            pair_gemm(nq, nk, np, 1.0f, {do16, np, 1}, values.by_channel(j0), false, ds,
+                                      kKeyBlock);  // dP
+                            for (int64_t r = 0; r < nq; r++) {
+                                float* dsr = ds + r * kKeyBlock;
+                                softmax_backward_row(p + r * kKeyBlock, dsr, visible_keys(mask, i0 + r, kl, j0, nk),
+                                                     nk, row_lse[i0 + r], rowdot[r], scale);
+                                pack_rows(dsr, kKeyBlock, 1, nk, ds16 + 2 * r * kBlockPairs, kBlockPairs);  // in L1
+                            }
+                            pack_row_pairs(ds, kKeyBlock, nq, nk, dsp, kKeyBlock);
+                            pack_row_pairs(p, kKeyBlock, nq, nk, pp, kKeyBlock);
+                            const bool more_q = j0 > 0;
+                            const bool more_kv = !(h == kvh * d.group && qt == num_tiles - 1);
+                            pair_gemm(nq, HS, pairs_of(nk), 1.0f, {ds16, kBlockPairs, 1}, keys.by_key(j0),
+                                      more_q, dq, C3);
+                            pair_gemm(nk, HS, nqp, 1.0f, {dsp, 1, kKeyBlock}, {qp, cld}, more_kv, dk, C3);
+                            pair_gemm(nk, HS, nqp, 1.0f, {pp, 1, kKeyBlock}, {dop, cld}, more_kv, dv, C3);
+                        }
+                    }
+                }
+                zero_unseen_keys(dqkv + b * T * C3 + C + kvh * HS, C3, KVC, HS, key_end(mask, T - 1, kl), T);
+            }
+        }
+    }
+    throw_if_failed(no_scratch);
+}
+
+}  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
+
+#undef LMFORGE_BF16_DOT
+
+#endif  // LMFORGE_ISA_AVX512
+
+#include "kernels/isa_end.h"

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <numbers>
 #include <set>
 
 #include "core/aligned_buffer.h"
@@ -86,6 +87,26 @@ TEST(Rng, UniformBelowAndNormalHaveTheRightShape) {
     var /= x.size();
     EXPECT_NEAR(mean, 1.0, 0.03);
     EXPECT_NEAR(std::sqrt(var), 2.0, 0.03);
+}
+
+// fill_normal draws its uniforms in blocks and transforms them on every thread: the numbers
+// must be those of Box-Muller over the stream in order, whatever the threads, across blocks
+// and with an odd count, and the stream must go on after them as after a plain loop.
+TEST(Rng, FillNormalIsBoxMullerOverTheStreamInOrder) {
+    const int64_t n = 3 * (int64_t{1} << 14) * 2 + 7;
+    Rng filled(42), plain(42);
+    std::vector<float> x(n);
+    filled.fill_normal(x.data(), n, 0.5f, 3.0f);
+    for (int64_t i = 0; i < n; i += 2) {
+        const double u1 = 1.0 - static_cast<double>(plain.next_u64() >> 11) * 0x1.0p-53;
+        const double u2 = static_cast<double>(plain.next_u64() >> 11) * 0x1.0p-53;
+        const double r = std::sqrt(-2.0 * std::log(u1)), theta = 2.0 * std::numbers::pi * u2;
+        ASSERT_EQ(x[i], static_cast<float>(0.5 + 3.0 * r * std::cos(theta))) << i;
+        if (i + 1 < n) {
+            ASSERT_EQ(x[i + 1], static_cast<float>(0.5 + 3.0 * r * std::sin(theta))) << i + 1;
+        }
+    }
+    EXPECT_EQ(filled.next_u64(), plain.next_u64());
 }
 
 TEST(Error, OneLineCarriesTheHint) {

@@ -62,26 +62,32 @@ inline void throw_if_failed(const std::atomic<bool>& failed) {
     if (failed) throw Error("attention: out of memory for its scratch blocks", backend::kOutOfMemoryHint);
 }
 
+// The row loops below run over the visible keys rounded up to whole vectors of 16, the keys
+// hidden inside the last vector set to −∞ (e^−∞ = 0), and fill the rest with 0. Selecting the
+// hidden keys away inside the loop made GCC split it at nvalid and add the zeros one at a time
+// (12% of a bf16 forward); stopping at nvalid left a scalar remainder of exps.
+inline int64_t vector_end(int64_t nvalid, int64_t nk) { return std::min(nk, (nvalid + 15) / 16 * 16); }
+
 // Forward, one query row's scores sr[0..nk) of a key block, of which it sees the first nvalid
 // (at least 1): they become exp(s − m) for the row's new running maximum m, the hidden ones 0.
 // The row's running maximum and sum move on; returns the factor by which what the row summed
 // before (its output too) must be rescaled.
 inline float online_softmax_row(float* sr, int64_t nvalid, int64_t nk, bool first_block, float& row_max,
                                 float& row_sum) {
-    // Over all nk keys, the hidden ones selected away: a loop that stopped at nvalid ended in
-    // a scalar remainder, most of a causal tile's time in its diagonal block.
+    const int64_t end = vector_end(nvalid, nk);
+    std::fill(sr + nvalid, sr + end, kNegInf);  // e^−∞ = 0, and no part of the maximum
     float block_max = kNegInf;
 #pragma omp simd reduction(max : block_max)
-    for (int64_t j = 0; j < nk; j++) block_max = j < nvalid && sr[j] > block_max ? sr[j] : block_max;
+    for (int64_t j = 0; j < end; j++) block_max = sr[j] > block_max ? sr[j] : block_max;
     const float m_new = std::max(row_max, block_max);
     const float correction = first_block ? 0.0f : fast_exp(row_max - m_new);
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < nk; j++) {
-        const float e = j < nvalid ? fast_exp(sr[j] - m_new) : 0.0f;
-        sr[j] = e;
-        sum += e;
+    for (int64_t j = 0; j < end; j++) {
+        sr[j] = fast_exp(sr[j] - m_new);
+        sum += sr[j];
     }
+    std::fill(sr + end, sr + nk, 0.0f);
     row_sum = row_sum * correction + sum;
     row_max = m_new;
     return correction;
@@ -92,12 +98,16 @@ inline float online_softmax_row(float* sr, int64_t nvalid, int64_t nk, bool firs
 // both are 0 on the nk − nvalid keys the row does not see.
 inline void softmax_backward_row(float* pr, float* dsr, int64_t nvalid, int64_t nk, float lse, float D,
                                  float scale) {
+    const int64_t end = vector_end(nvalid, nk);
+    std::fill(pr + nvalid, pr + end, kNegInf);  // e^−∞ = 0
 #pragma omp simd
-    for (int64_t j = 0; j < nk; j++) {
-        const float pj = j < nvalid ? fast_exp(pr[j] - lse) : 0.0f;
+    for (int64_t j = 0; j < end; j++) {
+        const float pj = fast_exp(pr[j] - lse);
         pr[j] = pj;
         dsr[j] = pj * (dsr[j] - D) * scale;
     }
+    std::fill(pr + end, pr + nk, 0.0f);
+    std::fill(dsr + end, dsr + nk, 0.0f);
 }
 
 // rowsum(dO ∘ O) of one row of HS channels.

@@ -17,7 +17,6 @@
 
 namespace lmforge::test {
 
-// Each of B rows of T ids padded with id 0 at its end: the length before the padding (at least 1).
 // A two-layer Llama with grouped-query attention (4 heads, 2 key/value heads, width 64,
 // vocabulary 61): big enough for every kernel path, small enough for a unit test.
 inline LlamaConfig tiny_llama_config(bool tied, int64_t block_size) {
@@ -33,6 +32,7 @@ inline LlamaConfig tiny_llama_config(bool tied, int64_t block_size) {
     return m;
 }
 
+// Each of B rows of T ids padded with id 0 at its end: the length before the padding (at least 1).
 inline std::vector<int32_t> lengths_before_padding(const std::vector<int32_t>& ids, int64_t B, int64_t T) {
     std::vector<int32_t> lengths(static_cast<size_t>(B));
     for (int64_t b = 0; b < B; b++) {

@@ -36,6 +36,11 @@ public:
     // c and bias fp32.
     virtual void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
                           const float* bias = nullptr) = 0;
+    // The same with c in bfloat16: the fp32 sum (with the bias) rounded once, to nearest. For
+    // an output kept only for later bf16 work (mixed precision's saved activations). It cannot
+    // accumulate: s.accumulate must be false.
+    virtual void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, uint16_t* c,
+                          const float* bias = nullptr) = 0;
     virtual std::string_view name() const = 0;
     // Whether run_bf16 multiplies in bf16 on this CPU (rather than widening to fp32 first):
     // kernels that choose between doing less work and running bigger GEMMs ask.

@@ -11,6 +11,8 @@ public:
              const float* bias) override;
     void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
                   const float* bias) override;
+    void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, uint16_t* c,
+                  const float* bias) override;
     std::string_view name() const override { return "naive"; }
 };
 

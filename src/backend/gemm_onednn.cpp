@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cassert>
 #include <cstdlib>
 #include <new>
 #include <unordered_map>
@@ -92,9 +93,6 @@ bool below_avx512() {
     return (isa & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core;
 }
 
-inline float as_float(float x) { return x; }
-inline float as_float(uint16_t x) { return from_bf16(x); }
-
 // Copies `rows` rows of `cols` elements, `ld_in` apart, to rows `ld_out` apart in out, as
 // floats; what lies between the rows is left unset.
 template <class T>
@@ -105,7 +103,7 @@ void copy_rows(std::vector<float>& out, const T* in, int64_t rows, int64_t cols,
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < rows; r++) {
 #pragma omp simd
-        for (int64_t j = 0; j < cols; j++) o[r * ld_out + j] = as_float(in[r * ld_in + j]);
+        for (int64_t j = 0; j < cols; j++) o[r * ld_out + j] = to_float(in[r * ld_in + j]);
     }
 }
 
@@ -154,16 +152,17 @@ OnednnGemm::OnednnGemm(const OnednnPaths& paths)
       bf16_on_tiles_(native_bf16_ && onednn_uses_amx()),
       restride_b_(paths.restride_on_any_isa || below_avx512()) {}
 
-OnednnGemm::Entry& OnednnGemm::entry_for(const GemmShape& s, bool has_bias, memory::data_type in) {
+OnednnGemm::Entry& OnednnGemm::entry_for(const GemmShape& s, bool has_bias, memory::data_type in,
+                                         memory::data_type out) {
     const int64_t lda = s.stored_lda(), ldb = s.stored_ldb(), ldc = s.stored_ldc();
     const Key key{s.M, s.N, s.K, s.trans_a, s.trans_b, lda, ldb, ldc, s.accumulate, has_bias,
-                  static_cast<int>(in)};
+                  static_cast<int>(in), static_cast<int>(out)};
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
 
     // A transposed operand is the same bytes described with swapped strides.
     const memory::desc a({s.M, s.K}, in, s.trans_a ? memory::dims{1, lda} : memory::dims{lda, 1});
     const memory::desc b({s.K, s.N}, in, s.trans_b ? memory::dims{1, ldb} : memory::dims{ldb, 1});
-    const memory::desc c({s.M, s.N}, memory::data_type::f32, memory::dims{ldc, 1});
+    const memory::desc c({s.M, s.N}, out, memory::dims{ldc, 1});
     const memory::desc bias = has_bias ? memory::desc({1, s.N}, memory::data_type::f32,
                                                       memory::dims{s.N, 1})
                                        : memory::desc();
@@ -207,6 +206,26 @@ void OnednnGemm::run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t*
     execute(s, a, b, c, bias, memory::data_type::bf16);
 }
 
+void OnednnGemm::run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, uint16_t* c,
+                          const float* bias) {
+    assert(!s.accumulate && "a bf16 output is never accumulated into");
+    if (s.K == 0 || !native_bf16_) {  // the fp32 sums, then rounded
+        const int64_t ldc = s.stored_ldc();
+        GemmShape tight = s;
+        tight.ldc = s.N;
+        wide_c_.resize(static_cast<size_t>(s.M * s.N));
+        run_bf16(tight, a, b, wide_c_.data(), bias);
+        const float* w = wide_c_.data();
+#pragma omp parallel for schedule(static)
+        for (int64_t r = 0; r < s.M; r++) {
+#pragma omp simd
+            for (int64_t j = 0; j < s.N; j++) c[r * ldc + j] = to_bf16(w[r * s.N + j]);
+        }
+        return;
+    }
+    execute(s, a, b, c, bias, memory::data_type::bf16, memory::data_type::bf16);
+}
+
 void OnednnGemm::run_bf16_widened(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
                                   const float* bias) {
     // The widened copies keep the operands' strides, unless B's rows collide (see above).
@@ -223,10 +242,10 @@ GemmShape OnednnGemm::as_executed(GemmShape s) const {
     return s;
 }
 
-void OnednnGemm::execute(const GemmShape& s, const void* a, const void* b, float* c, const float* bias,
-                         memory::data_type in) {
+void OnednnGemm::execute(const GemmShape& s, const void* a, const void* b, void* c, const float* bias,
+                         memory::data_type in, memory::data_type out) {
     if (s.M == 0 || s.N == 0) return;
-    Entry& e = entry_for(s, bias != nullptr, in);
+    Entry& e = entry_for(s, bias != nullptr, in, out);
     guarded("run", s, in, [&] {  // its scratchpad is allocated here
         // oneDNN takes non-const handles; it only reads sources.
         memory ma(e.a, engine_, const_cast<void*>(a));

@@ -39,6 +39,8 @@ public:
              const float* bias) override;
     void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
                   const float* bias) override;
+    void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, uint16_t* c,
+                  const float* bias) override;
     std::string_view name() const override { return "onednn"; }
     bool native_bf16() const override { return native_bf16_; }
     bool bf16_on_tiles() const override { return bf16_on_tiles_; }
@@ -47,15 +49,17 @@ public:
 
 private:
     using Key = std::tuple<int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t, int64_t,
-                           bool, bool, int>;
+                           bool, bool, int, int>;
     struct Entry {
         dnnl::matmul primitive;
         dnnl::memory::desc a, b, c, bias;
     };
-    // in: the type of a and b (f32 or bf16); c and bias are f32 either way.
-    Entry& entry_for(const GemmShape& s, bool has_bias, dnnl::memory::data_type in);
-    void execute(const GemmShape& s, const void* a, const void* b, float* c, const float* bias,
-                 dnnl::memory::data_type in);
+    // in: the type of a and b (f32 or bf16); out: c's (f32, or bf16 with bf16 inputs). The
+    // bias is f32.
+    Entry& entry_for(const GemmShape& s, bool has_bias, dnnl::memory::data_type in,
+                     dnnl::memory::data_type out);
+    void execute(const GemmShape& s, const void* a, const void* b, void* c, const float* bias,
+                 dnnl::memory::data_type in, dnnl::memory::data_type out = dnnl::memory::data_type::f32);
 
     void run_bf16_widened(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
                           const float* bias);
@@ -68,6 +72,7 @@ private:
     bool restride_b_;                     // whether colliding B rows are copied (below AVX-512)
     std::vector<float> wide_a_;           // run_bf16's A widened, when not native
     std::vector<float> moved_b_;          // B copied: widened, or to a stride that does not collide
+    std::vector<float> wide_c_;           // a bf16 output's fp32 sums, when not native
 };
 
 }  // namespace lmforge::backend

@@ -52,6 +52,10 @@ inline uint32_t rounding_step_key(int64_t step) {
     return rounding_noise(static_cast<uint32_t>(step) ^ static_cast<uint32_t>(step >> 32), 0x5BD1E995u);
 }
 
+// x read as float: itself, or widened from bf16 (kernels templated on an input's precision).
+inline float to_float(float x) { return x; }
+inline float to_float(bf16 x) { return from_bf16(x); }
+
 // x stored as T: itself for float, rounded for bf16 (kernels templated on an output's precision).
 template <class T>
 inline T float_to(float x) {

@@ -23,6 +23,10 @@ public:
                   const float* bias = nullptr) override {
         inner_->run_bf16(s, a, b, c, bias);
     }
+    void run_bf16(const backend::GemmShape& s, const uint16_t* a, const uint16_t* b, uint16_t* c,
+                  const float* bias = nullptr) override {
+        inner_->run_bf16(s, a, b, c, bias);
+    }
     std::string_view name() const override { return "fp16 inputs (F16C) + fp32 GEMM"; }
 
 private:

@@ -209,6 +209,36 @@ TEST(GemmBf16, OnednnMatchesNaiveOnTheSameBf16Inputs) {
     }
 }
 
+TEST(GemmBf16, Bf16OutputIsTheFp32SumRoundedOnce) {
+    // c in bf16: the fp32 sums (with the bias) of the two backends differ in their last bits, so
+    // their roundings agree to one bf16 step at most; the padding between c's rows is left alone.
+    backend::OnednnGemm native_or_widened, widened({.widen_bf16 = true});
+    auto slow = backend::make_gemm(backend::GemmKind::Naive);
+    for (backend::Gemm* fast : {static_cast<backend::Gemm*>(&native_or_widened), static_cast<backend::Gemm*>(&widened)}) {
+        for (const bool tb : {false, true}) {
+            const int64_t M = 37, N = 67, K = 129, ldc = N + 5;
+            const backend::GemmShape s{.M = M, .N = N, .K = K, .trans_b = tb, .ldc = ldc};
+            std::vector<uint16_t> a(M * K), b(K * N);
+            const auto fa = random_vector(a.size(), 1), fb = random_vector(b.size(), 2);
+            for (size_t i = 0; i < a.size(); i++) a[i] = to_bf16(fa[i]);
+            for (size_t i = 0; i < b.size(); i++) b[i] = to_bf16(fb[i]);
+            const auto bias = random_vector(N, 3);
+            std::vector<uint16_t> c(M * ldc, 0x7FC1);  // a NaN where nothing may be written
+            std::vector<float> want(M * N);
+            fast->run_bf16(s, a.data(), b.data(), c.data(), bias.data());
+            slow->run_bf16({.M = M, .N = N, .K = K, .trans_b = tb}, a.data(), b.data(), want.data(), bias.data());
+            for (int64_t i = 0; i < M; i++) {
+                for (int64_t j = 0; j < N; j++) {
+                    const float w = want[i * N + j];
+                    ASSERT_NEAR(from_bf16(c[i * ldc + j]), w, std::abs(w) * 0x1.0p-7f + 1e-6f)
+                        << i << "," << j << " tb=" << tb << " widened=" << (fast == &widened);
+                }
+                for (int64_t j = N; j < ldc; j++) ASSERT_EQ(c[i * ldc + j], 0x7FC1) << "padding of row " << i;
+            }
+        }
+    }
+}
+
 TEST(Bf16, RoundsToNearestEvenAndKeepsSpecials) {
     EXPECT_EQ(to_bf16(1.0f), 0x3F80);
     EXPECT_EQ(from_bf16(to_bf16(1.0f + 0x1.0p-8f)), 1.0f);            // a tie rounds to even (down)

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "core/bf16.h"
+
 namespace lmforge::kernels {
 
 // Which keys a query sees. GPT-2: causal (query t sees keys 0..t). BERT: bidirectional, with
@@ -45,5 +47,14 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
 void attention_backward(float* dqkv, const float* dout, const float* out, const float* lse,
                         const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV,
                         const AttentionMask& mask = {}, AttentionMath math = AttentionMath::Fp32);
+
+// Mixed precision: the same with qkv (and backward's out) kept in bf16, as the models keep
+// them. Bf16 math reads the same bf16 values either way, so these give bit for bit what the
+// functions above give on the inputs widened; elsewhere they widen the inputs to fp32 first.
+void attention_forward(float* out, float* lse, const bf16* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
+                       int64_t NKV, const AttentionMask& mask, AttentionMath math);
+void attention_backward(float* dqkv, const float* dout, const bf16* out, const float* lse, const bf16* qkv,
+                        int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask,
+                        AttentionMath math);
 
 }  // namespace lmforge::kernels

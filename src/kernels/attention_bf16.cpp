@@ -122,23 +122,52 @@ void pair_gemm(int64_t m, int64_t n, int64_t npairs, float alpha, PairsA a, Pair
     }
 }
 
-// out (rows, ⌈cols/2⌉ pairs, ld pairs apart): row r of x (fp32, ldx apart) in bf16, pairs along
-// its columns, a 0 after an odd count.
-LMFORGE_BF16_DOT void pack_rows(const float* x, int64_t ldx, int64_t rows, int64_t cols, bf16* out, int64_t ld) {
-    const int64_t whole = cols / (2 * kLanes) * (2 * kLanes), n = cols - whole;
+// Loads that turn fp32 or bf16 inputs into bf16: 32 consecutive values of a row, and 16 of one
+// row beside 16 of another (x0's in the lower half); the masked forms read the lanes of their
+// masks and zero the rest. (Masked loads only at the ends: they cannot take data still on its
+// way to the cache.)
+LMFORGE_BF16_DOT inline __m512i row32(const float* x) {
+    return (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + kLanes), _mm512_loadu_ps(x));
+}
+LMFORGE_BF16_DOT inline __m512i row32(const bf16* x) { return _mm512_loadu_si512(x); }
+LMFORGE_BF16_DOT inline __m512i row32(const float* x, int64_t n) {
     const auto lo = static_cast<__mmask16>((1u << std::min<int64_t>(n, kLanes)) - 1u);
     const auto hi = static_cast<__mmask16>((1u << std::max<int64_t>(n - kLanes, 0)) - 1u);
+    return (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, x + kLanes), _mm512_maskz_loadu_ps(lo, x));
+}
+LMFORGE_BF16_DOT inline __m512i row32(const bf16* x, int64_t n) {
+    return _mm512_maskz_loadu_epi16(static_cast<__mmask32>((uint64_t{1} << n) - 1u), x);
+}
+LMFORGE_BF16_DOT inline __m512i two_rows16(const float* x0, const float* x1) {
+    return (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(x1), _mm512_loadu_ps(x0));
+}
+// (Two masked broadcasts: GCC's inserts and casts from 256 bits read an undefined vector and
+// warn of it.)
+LMFORGE_BF16_DOT inline __m512i halves(__m256i lo, __m256i hi) {
+    return _mm512_mask_broadcast_i64x4(_mm512_maskz_broadcast_i64x4(0x0F, lo), 0xF0, hi);
+}
+LMFORGE_BF16_DOT inline __m512i two_rows16(const bf16* x0, const bf16* x1) {
+    return halves(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0)),
+                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1)));
+}
+LMFORGE_BF16_DOT inline __m512i two_rows16(const float* x0, __mmask16 m0, const float* x1, __mmask16 m1) {
+    return (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(m1, x1), _mm512_maskz_loadu_ps(m0, x0));
+}
+LMFORGE_BF16_DOT inline __m512i two_rows16(const bf16* x0, __mmask16 m0, const bf16* x1, __mmask16 m1) {
+    return halves(_mm256_maskz_loadu_epi16(m0, x0), _mm256_maskz_loadu_epi16(m1, x1));
+}
+
+// out (rows, ⌈cols/2⌉ pairs, ld pairs apart): row r of x (fp32 or bf16, ldx apart) in bf16,
+// pairs along its columns, a 0 after an odd count.
+template <class In>
+LMFORGE_BF16_DOT void pack_rows(const In* x, int64_t ldx, int64_t rows, int64_t cols, bf16* out, int64_t ld) {
+    const int64_t whole = cols / (2 * kLanes) * (2 * kLanes), n = cols - whole;
     for (int64_t r = 0; r < rows; r++) {
-        const float* xr = x + r * ldx;
+        const In* xr = x + r * ldx;
         bf16* o = out + 2 * r * ld;
-        for (int64_t c = 0; c < whole; c += 2 * kLanes) {
-            const __m512bh h = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(xr + c + kLanes), _mm512_loadu_ps(xr + c));
-            _mm512_storeu_si512(o + c, (__m512i)h);
-        }
-        if (n > 0) {  // masked loads only here: they cannot take data still on its way to the cache
-            const __m512bh h = _mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(hi, xr + whole + kLanes),
-                                                   _mm512_maskz_loadu_ps(lo, xr + whole));
-            _mm512_mask_storeu_epi16(o + whole, static_cast<__mmask32>((uint64_t{1} << n) - 1u), (__m512i)h);
+        for (int64_t c = 0; c < whole; c += 2 * kLanes) _mm512_storeu_si512(o + c, row32(xr + c));
+        if (n > 0) {
+            _mm512_mask_storeu_epi16(o + whole, static_cast<__mmask32>((uint64_t{1} << n) - 1u), row32(xr + whole, n));
         }
         if (cols % 2 != 0) o[cols] = 0;
     }
@@ -146,25 +175,23 @@ LMFORGE_BF16_DOT void pack_rows(const float* x, int64_t ldx, int64_t rows, int64
 
 // out (⌈rows/2⌉, cols, ld pairs apart): pair (p, c) is (x[2p][c], x[2p+1][c]) in bf16, a 0
 // for the second of an odd count of rows.
-LMFORGE_BF16_DOT void pack_row_pairs(const float* x, int64_t ldx, int64_t rows, int64_t cols, bf16* out, int64_t ld) {
+template <class In>
+LMFORGE_BF16_DOT void pack_row_pairs(const In* x, int64_t ldx, int64_t rows, int64_t cols, bf16* out, int64_t ld) {
     // 16 bf16 of one row, then 16 of the next, interleaved into 16 pairs.
     alignas(64) static constexpr int16_t kInterleave[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
                                                             8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
     const __m512i interleave = _mm512_load_si512(kInterleave);
     for (int64_t p = 0; p < pairs_of(rows); p++) {
-        const float* x0 = x + 2 * p * ldx;
+        const In* x0 = x + 2 * p * ldx;
         const bool second = 2 * p + 1 < rows;
         for (int64_t c = 0; c < cols; c += kLanes) {
             bf16* o = out + 2 * (p * ld + c);
-            if (cols - c >= kLanes) {  // masked loads only at the end, as in pack_rows
-                const __m512 x1 = second ? _mm512_loadu_ps(x0 + ldx + c) : _mm512_setzero_ps();
-                const __m512bh both = _mm512_cvtne2ps_pbh(x1, _mm512_loadu_ps(x0 + c));
-                _mm512_storeu_si512(o, _mm512_permutexvar_epi16(interleave, (__m512i)both));
+            if (cols - c >= kLanes && second) {
+                _mm512_storeu_si512(o, _mm512_permutexvar_epi16(interleave, two_rows16(x0 + c, x0 + ldx + c)));
             } else {
-                const auto mask = static_cast<__mmask16>((1u << (cols - c)) - 1u);
-                const __m512 x1 = second ? _mm512_maskz_loadu_ps(mask, x0 + ldx + c) : _mm512_setzero_ps();
-                const __m512bh both = _mm512_cvtne2ps_pbh(x1, _mm512_maskz_loadu_ps(mask, x0 + c));
-                _mm512_mask_storeu_epi32(o, mask, _mm512_permutexvar_epi16(interleave, (__m512i)both));
+                const auto mask = static_cast<__mmask16>((1u << std::min(cols - c, kLanes)) - 1u);
+                const __m512i both = two_rows16(x0 + c, mask, x0 + ldx + c, second ? mask : __mmask16(0));
+                _mm512_mask_storeu_epi32(o, mask, _mm512_permutexvar_epi16(interleave, both));
             }
         }
     }
@@ -172,7 +199,8 @@ LMFORGE_BF16_DOT void pack_row_pairs(const float* x, int64_t ldx, int64_t rows, 
 
 // out (⌈cols/2⌉, rows, ld pairs apart): pair (p, r) is (x[r][2p], x[r][2p+1]) in bf16 — the
 // pairs of pack_rows, transposed. `rows_packed` is scratch for rows · ⌈cols/2⌉ pairs.
-LMFORGE_BF16_DOT void pack_column_pairs(const float* x, int64_t ldx, int64_t rows, int64_t cols, bf16* out,
+template <class In>
+LMFORGE_BF16_DOT void pack_column_pairs(const In* x, int64_t ldx, int64_t rows, int64_t cols, bf16* out,
                                         int64_t ld, bf16* rows_packed) {
     const int64_t np = pairs_of(cols);
     pack_rows(x, ldx, rows, cols, rows_packed, np);
@@ -212,9 +240,10 @@ public:
         }
         if (by_key) keys_ = thread_scratch(by_key_, 2 * pairs_of(d.T) * channel_ld_, failed);
     }
-    // x: the head's first channel at key 0; keys ld floats apart. Only when it is another head
-    // than the one packed last.
-    void pack(const float* x, int64_t ld) {
+    // x: the head's first channel at key 0 (fp32 or bf16); keys ld elements apart. Only when it
+    // is another head than the one packed last.
+    template <class In>
+    void pack(const In* x, int64_t ld) {
         if (x == packed_) return;
         if (channels_ != nullptr) pack_column_pairs(x, ld, T_, HS_, channels_, key_ld_, rows_);
         if (keys_ != nullptr) pack_row_pairs(x, ld, T_, HS_, keys_, channel_ld_);
@@ -229,7 +258,7 @@ private:
     int64_t T_, HS_, key_ld_, channel_ld_;
     std::vector<bf16> by_channel_, rows_packed_, by_key_;
     bf16 *channels_ = nullptr, *rows_ = nullptr, *keys_ = nullptr;
-    const float* packed_ = nullptr;
+    const void* packed_ = nullptr;
 };
 
 // Pairs of a key block's row: the row stride of P and dS by key pairs.
@@ -242,7 +271,8 @@ bool attention_has_bf16_math() {
     return has;
 }
 
-void attention_forward_bf16(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
+template <class In>
+void attention_forward_bf16(float* out, float* lse, const In* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
                             int64_t NKV, const AttentionMask& mask) {
     const Dims d(B, T, C, NH, NKV);
     const int64_t HS = d.HS, np = d.channel_pairs();
@@ -300,7 +330,8 @@ void attention_forward_bf16(float* out, float* lse, const float* qkv, int64_t B,
     throw_if_failed(no_scratch);
 }
 
-void attention_backward_bf16(float* dqkv, const float* dout, const float* out, const float* lse, const float* qkv,
+template <class In>
+void attention_backward_bf16(float* dqkv, const float* dout, const In* out, const float* lse, const In* qkv,
                              int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask) {
     const Dims d(B, T, C, NH, NKV);
     const int64_t HS = d.HS, C3 = d.C3, KVC = d.KVC, np = d.channel_pairs(), cld = d.channel_ld();
@@ -336,7 +367,7 @@ void attention_backward_bf16(float* dqkv, const float* dout, const float* out, c
                     const float* row_lse = lse + (b * NH + h) * T;
                     for (int64_t qt = num_tiles - 1; qt >= 0; qt--) {
                         const int64_t i0 = qt * kTile, nq = std::min(T, i0 + kTile) - i0, nqp = pairs_of(nq);
-                        const float* q = qkv + (b * T + i0) * C3 + h * HS;
+                        const In* q = qkv + (b * T + i0) * C3 + h * HS;
                         const float* dO = dout + (b * T + i0) * C + h * HS;
                         float* dq = dqkv + (b * T + i0) * C3 + h * HS;
                         float rowdot[kTile];  // rowsum(dO ∘ O) of each query row
@@ -376,6 +407,15 @@ void attention_backward_bf16(float* dqkv, const float* dout, const float* out, c
     }
     throw_if_failed(no_scratch);
 }
+
+template void attention_forward_bf16(float*, float*, const float*, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                    const AttentionMask&);
+template void attention_forward_bf16(float*, float*, const bf16*, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                    const AttentionMask&);
+template void attention_backward_bf16(float*, const float*, const float*, const float*, const float*, int64_t,
+                                     int64_t, int64_t, int64_t, int64_t, const AttentionMask&);
+template void attention_backward_bf16(float*, const float*, const bf16*, const float*, const bf16*, int64_t,
+                                     int64_t, int64_t, int64_t, int64_t, const AttentionMask&);
 
 }  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE
 

@@ -277,5 +277,42 @@ TEST(AttentionTwin, Bf16KernelMatchesTwinOnRemainderShapes) {
     }
 }
 
+// The overloads for qkv and out kept in bf16 (mixed precision's saved activations): bit for bit
+// what the fp32 overloads give on the same values widened, with bf16 math (which reads bf16
+// either way) and with fp32 math (which widens them first), so no threshold applies.
+TEST(AttentionTwin, Bf16StoredInputsGiveWhatTheirFp32ValuesGive) {
+    struct Shape { int64_t B, T, NH, NKV, HS; };
+    for (const Shape s : {Shape{1, 1, 1, 1, 1}, Shape{2, 13, 3, 3, 20}, Shape{1, 97, 4, 2, 17},
+                          Shape{1, 70, 1, 1, 300}, Shape{2, 257, 2, 1, 33}}) {
+        for (const bool padded : {false, true}) {
+            for (const auto math : {kernels::AttentionMath::Fp32, kernels::AttentionMath::Bf16}) {
+                const int64_t B = s.B, T = s.T, NH = s.NH, NKV = s.NKV, C = NH * s.HS, W = C + 2 * NKV * s.HS;
+                std::vector<int32_t> key_len(B, static_cast<int32_t>(T));
+                if (padded) key_len[0] = static_cast<int32_t>(std::max<int64_t>(1, T - 70));
+                const kernels::AttentionMask mask{.causal = !padded, .key_len = padded ? key_len.data() : nullptr};
+                const auto [qkv_h, qkv_wide] = round_to_bf16(random_vector(B * T * W, 17, 2.0f));
+                const auto qkv = convert<float>(qkv_wide);
+                const auto dout = random_vector(B * T * C, 18);
+                std::vector<float> out(B * T * C), lse(B * NH * T), out_from_h(out.size()), lse_from_h(lse.size());
+                kernels::attention_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, NKV, mask, math);
+                kernels::attention_forward(out_from_h.data(), lse_from_h.data(), qkv_h.data(), B, T, C, NH, NKV, mask,
+                                           math);
+                const std::string where = "T=" + std::to_string(T) + " HS=" + std::to_string(s.HS) +
+                                          (padded ? " padded" : " causal") +
+                                          (math == kernels::AttentionMath::Bf16 ? " bf16 math" : " fp32 math");
+                EXPECT_EQ(out, out_from_h) << where;
+                EXPECT_EQ(lse, lse_from_h) << where;
+                const auto [out_h, out_wide] = round_to_bf16(out);
+                std::vector<float> dqkv(qkv.size()), dqkv_from_h(qkv.size());
+                kernels::attention_backward(dqkv.data(), dout.data(), convert<float>(out_wide).data(), lse.data(),
+                                            qkv.data(), B, T, C, NH, NKV, mask, math);
+                kernels::attention_backward(dqkv_from_h.data(), dout.data(), out_h.data(), lse.data(), qkv_h.data(), B,
+                                            T, C, NH, NKV, mask, math);
+                EXPECT_EQ(dqkv, dqkv_from_h) << where;
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace lmforge::test

@@ -52,11 +52,22 @@ inline float gelu_tanh_grad(float x) {
     return m >= kTail ? 0.0f : (m <= -kTail ? 1.0f : grad);
 }
 
-template <class Out>
-void forward_tanh(Out* out, const float* inp, int64_t n) {
+template <class Out, class In>
+void forward_tanh(Out* out, const In* inp, int64_t n) {
 #pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < n; i++) {
-        out[i] = float_to<Out>(gelu_tanh(inp[i]));
+        out[i] = float_to<Out>(gelu_tanh(to_float(inp[i])));
+    }
+}
+
+template <class In>
+void backward_tanh_bf16_bias(bf16* dinp_h, float* dbias, const float* dout, const In* inp, int64_t rows,
+                             int64_t cols) {
+#pragma omp parallel
+    {
+        const auto [c0, c1] = backend::thread_slice(cols, omp_get_thread_num(), omp_get_num_threads());
+        to_bf16_with_column_sums(dinp_h, dbias, rows, cols, c0, c1,
+                                 [dout, inp](int64_t i) { return gelu_tanh_grad(to_float(inp[i])) * dout[i]; });
     }
 }
 
@@ -75,6 +86,8 @@ void gelu_forward(float* out, const float* inp, int64_t n) { forward_tanh(out, i
 
 void gelu_forward(bf16* out, const float* inp, int64_t n) { forward_tanh(out, inp, n); }
 
+void gelu_forward(bf16* out, const bf16* inp, int64_t n) { forward_tanh(out, inp, n); }
+
 void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n) {
 #pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < n; i++) dinp[i] = gelu_tanh_grad(inp[i]) * dout[i];
@@ -82,12 +95,12 @@ void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n) 
 
 void gelu_backward_bf16_bias(bf16* dinp_h, float* dbias, const float* dout, const float* inp, int64_t rows,
                              int64_t cols) {
-#pragma omp parallel
-    {
-        const auto [c0, c1] = backend::thread_slice(cols, omp_get_thread_num(), omp_get_num_threads());
-        to_bf16_with_column_sums(dinp_h, dbias, rows, cols, c0, c1,
-                                 [dout, inp](int64_t i) { return gelu_tanh_grad(inp[i]) * dout[i]; });
-    }
+    backward_tanh_bf16_bias(dinp_h, dbias, dout, inp, rows, cols);
+}
+
+void gelu_backward_bf16_bias(bf16* dinp_h, float* dbias, const float* dout, const bf16* inp, int64_t rows,
+                             int64_t cols) {
+    backward_tanh_bf16_bias(dinp_h, dbias, dout, inp, rows, cols);
 }
 
 void gelu_erf_forward(float* out, const float* inp, int64_t n) { forward_erf(out, inp, n); }

@@ -12,8 +12,10 @@ namespace lmforge::kernels {
 
 // out, inp: (n). out may alias inp.
 void gelu_forward(float* out, const float* inp, int64_t n);
-// The same with the output in bfloat16, in mixed precision, where it only feeds a GEMM.
+// The same with the output in bfloat16, in mixed precision, where it only feeds a GEMM; and
+// with the input in bfloat16 too, where mixed precision keeps the pre-activation so.
 void gelu_forward(bf16* out, const float* inp, int64_t n);
+void gelu_forward(bf16* out, const bf16* inp, int64_t n);
 
 // Writes (=): dinp = dout * gelu'(inp). All (n).
 void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n);
@@ -23,6 +25,9 @@ void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n);
 // dbias (cols), in one pass where gelu_backward, to_bf16 and bias_backward take three. The
 // same values, summed in the same order: bit for bit what the three passes give.
 void gelu_backward_bf16_bias(bf16* dinp_h, float* dbias, const float* dout, const float* inp, int64_t rows,
+                             int64_t cols);
+// The same from the pre-activation kept in bf16.
+void gelu_backward_bf16_bias(bf16* dinp_h, float* dbias, const float* dout, const bf16* inp, int64_t rows,
                              int64_t cols);
 
 // The erf form, with the same shapes and semantics. About 1e-6 relative to the exact function,

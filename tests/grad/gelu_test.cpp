@@ -123,6 +123,23 @@ TEST(GeluTwin, FusedBf16BackwardWithBiasEqualsTheThreePasses) {
     }
 }
 
+// The forms that read a pre-activation kept in bf16 (mixed precision) give what the fp32 forms
+// give on the same values widened, bit for bit.
+TEST(GeluTwin, Bf16InputGivesWhatItsFp32ValuesGive) {
+    const int64_t rows = 33, cols = 1000, n = rows * cols;
+    const auto [x_h, x_wide] = round_to_bf16(random_vector(n, 10, 4.0f));
+    const auto x = convert<float>(x_wide), dout = random_vector(n, 11);
+    std::vector<bf16> y(n), y_from_h(n), dx(n), dx_from_h(n);
+    kernels::gelu_forward(y.data(), x.data(), n);
+    kernels::gelu_forward(y_from_h.data(), x_h.data(), n);
+    EXPECT_EQ(y_from_h, y);
+    std::vector<float> dbias(cols, 0.5f), dbias_from_h = dbias;
+    kernels::gelu_backward_bf16_bias(dx.data(), dbias.data(), dout.data(), x.data(), rows, cols);
+    kernels::gelu_backward_bf16_bias(dx_from_h.data(), dbias_from_h.data(), dout.data(), x_h.data(), rows, cols);
+    EXPECT_EQ(dx_from_h, dx);
+    EXPECT_EQ(dbias_from_h, dbias);
+}
+
 // The exact form's twin is x·Φ(x), Φ the standard normal CDF: known values.
 TEST(GeluErfGrad, TwinIsXTimesNormalCdf) {
     const std::vector<double> x = {1.0, -1.0, 3.0, -3.0, 0.0};

@@ -61,14 +61,27 @@ void Gpt2::linear_forward(float* out, const float* inp, const uint16_t* inp_h, c
     }
 }
 
+void Gpt2::linear_forward(float* out, uint16_t* out_h, const float* inp, const uint16_t* inp_h, const float* w,
+                          const float* b, int64_t N, int64_t C, int64_t OC) {
+    if (precision_ == Precision::Fp32) {
+        matmul_forward(gemm_, out, inp, w, b, N, C, OC);
+    } else {
+        matmul_forward_bf16(gemm_, out_h, inp_h, half(w), b, N, C, OC);
+    }
+}
+
 void Gpt2::attention_branch(int64_t l, const float* residual) {
-    const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd;
+    const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd, NH = cfg_.n_head;
     const Gpt2LayerParams& w = p_.h[l];
     const Gpt2LayerActs& a = acts_.layers[l];
-    linear_forward(a.qkv, a.ln1, a.ln1_h, w.c_attn_weight, w.c_attn_bias, N, C, 3 * C);
+    linear_forward(a.qkv, a.qkv_h, a.ln1, a.ln1_h, w.c_attn_weight, w.c_attn_bias, N, C, 3 * C);
     lap("matmul_fwd");
-    attention_forward(a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_head, {}, attention_math());
-    if (precision_ == Precision::Bf16) to_bf16(a.atty_h, a.atty, N * C);
+    if (precision_ == Precision::Fp32) {
+        attention_forward(a.atty, a.att_lse, a.qkv, B, T, C, NH, NH, {}, attention_math());
+    } else {
+        attention_forward(a.atty, a.att_lse, a.qkv_h, B, T, C, NH, NH, {}, attention_math());
+        to_bf16(a.atty_h, a.atty, N * C);
+    }
     lap("attention_fwd");
     linear_forward(acts_.proj, a.atty, a.atty_h, w.attn_c_proj_weight, w.attn_c_proj_bias, N, C, C);
     lap("matmul_fwd");
@@ -80,7 +93,7 @@ void Gpt2::mlp_hidden(int64_t l) {
     const int64_t N = B_ * T_, C = cfg_.n_embd;
     const Gpt2LayerParams& w = p_.h[l];
     const Gpt2LayerActs& a = acts_.layers[l];
-    linear_forward(a.fch, a.ln2, a.ln2_h, w.c_fc_weight, w.c_fc_bias, N, C, 4 * C);
+    linear_forward(a.fch, a.fch_h, a.ln2, a.ln2_h, w.c_fc_weight, w.c_fc_bias, N, C, 4 * C);
     lap("matmul_fwd");
     gelu_forward_layer(l);
     lap("gelu_fwd");
@@ -90,7 +103,7 @@ void Gpt2::gelu_forward_layer(int64_t l) {
     const int64_t n = B_ * T_ * 4 * cfg_.n_embd;
     const Gpt2LayerActs& a = acts_.layers[l];
     if (precision_ == Precision::Bf16) {
-        gelu_forward(a.fch_gelu_h, a.fch, n);
+        gelu_forward(a.fch_gelu_h, a.fch_h, n);
     } else {
         gelu_forward(a.fch_gelu, a.fch, n);
     }
@@ -213,7 +226,7 @@ void Gpt2::backward_body(WeightGrad mode) {
             linear_backward(acts_.dln, dw.c_fc_weight, dw.c_fc_bias, acts_.dfch, a.ln2, a.ln2_h, w.c_fc_weight,
                             N, C, 4 * C, mode);
         } else {  // c_fc's GEMMs read the gradient in bf16: written so at once, with c_fc's bias sums
-            gelu_backward_bf16_bias(acts_.dout_h, dw.c_fc_bias, acts_.dfch, a.fch, N, 4 * C);
+            gelu_backward_bf16_bias(acts_.dout_h, dw.c_fc_bias, acts_.dfch, a.fch_h, N, 4 * C);
             lap("gelu_bwd");
             matmul_backward_bf16(gemm_, acts_.dln, dw.c_fc_weight, nullptr, nullptr, acts_.dout_h, a.ln2_h,
                                  half(w.c_fc_weight), N, C, 4 * C, mode);
@@ -227,7 +240,13 @@ void Gpt2::backward_body(WeightGrad mode) {
         linear_backward(acts_.datty, dw.attn_c_proj_weight, dw.attn_c_proj_bias, acts_.dres, a.atty,
                         a.atty_h, w.attn_c_proj_weight, N, C, C, mode);
         lap("matmul_bwd");
-        attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, NH, NH, {}, attention_math());
+        if (precision_ == Precision::Fp32) {
+            attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, NH, NH, {},
+                               attention_math());
+        } else {
+            attention_backward(acts_.dqkv, acts_.datty, a.atty_h, a.att_lse, a.qkv_h, B, T, C, NH, NH, {},
+                               attention_math());
+        }
         lap("attention_bwd");
         linear_backward(acts_.dln, dw.c_attn_weight, dw.c_attn_bias, acts_.dqkv, a.ln1, a.ln1_h,
                         w.c_attn_weight, N, C, 3 * C, mode);

@@ -49,6 +49,9 @@ private:
     // bf16 (written by the kernel that produced it).
     void linear_forward(float* out, const float* inp, const uint16_t* inp_h, const float* w, const float* b,
                         int64_t N, int64_t C, int64_t OC);
+    // The same for an output kept for backward: out in fp32, or out_h in bf16.
+    void linear_forward(float* out, uint16_t* out_h, const float* inp, const uint16_t* inp_h, const float* w,
+                        const float* b, int64_t N, int64_t C, int64_t OC);
     // Where a layernorm writes: out in fp32 or out_h in bf16 (by precision), and its stats.
     struct LayerNormOut {
         float* out;

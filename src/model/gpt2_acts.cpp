@@ -40,19 +40,21 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
         kept(l.ln1, first.ln1, f * N * C, keep_pointwise);
         kept(l.ln1_mean, first.ln1_mean, N, keep_block);
         kept(l.ln1_rstd, first.ln1_rstd, N, keep_block);
-        kept(l.qkv, first.qkv, N * 3 * C, keep_block);
-        kept(l.atty, first.atty, N * C, keep_block);
+        kept(l.qkv, first.qkv, f * N * 3 * C, keep_block);
+        kept(l.atty, first.atty, N * C, keep_block && f == 1);
         kept(l.att_lse, first.att_lse, B * cfg.n_head * T, keep_block);
         kept(l.res2, first.res2, N * C, keep_block);
         kept(l.ln2, first.ln2, f * N * C, keep_pointwise);
         kept(l.ln2_mean, first.ln2_mean, N, keep_block);
         kept(l.ln2_rstd, first.ln2_rstd, N, keep_block);
-        kept(l.fch, first.fch, N * 4 * C, keep_block);
+        kept(l.fch, first.fch, f * N * 4 * C, keep_block);
         kept(l.fch_gelu, first.fch_gelu, f * N * 4 * C, keep_pointwise);
         own(l.res3, N * C);
         kept(l.ln1_h, first.ln1_h, h * N * C, keep_pointwise);
+        kept(l.qkv_h, first.qkv_h, h * N * 3 * C, keep_block);
         kept(l.atty_h, first.atty_h, h * N * C, keep_block);
         kept(l.ln2_h, first.ln2_h, h * N * C, keep_pointwise);
+        kept(l.fch_h, first.fch_h, h * N * 4 * C, keep_block);
         kept(l.fch_gelu_h, first.fch_gelu_h, h * N * 4 * C, keep_pointwise);
     }
     fn(f * N * C, a.lnf);

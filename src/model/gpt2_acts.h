@@ -27,14 +27,16 @@ enum class Recompute { None, Gelu, Block };
 Recompute parse_recompute(const std::string& name);  // none | gelu | block; InputError otherwise
 const char* recompute_name(Recompute r);
 
-// A GEMM input is kept in one precision: fp32 (ln1, ln2, fch_gelu, lnf) or, in mixed
-// precision, bfloat16 (the _h buffers); the other pointer is null.
+// A GEMM's input, and the GEMM outputs kept for backward (qkv, fch), are kept in one
+// precision: fp32 or, in mixed precision, bfloat16 (the _h buffers); the other pointer is null.
+// The residual stream (res2, res3) and the statistics stay fp32.
 struct Gpt2LayerActs {
     float* ln1;       // (N, C)
     float* ln1_mean;  // (N)
     float* ln1_rstd;  // (N)
     float* qkv;       // (N, 3C)
-    float* atty;      // (N, C)  attention output, heads side by side
+    float* atty;      // (N, C)  attention output, heads side by side; in mixed precision only
+                      //         the scratch its bf16 copy is made from, shared by the layers
     float* att_lse;   // (B, NH, T)
     float* res2;      // (N, C)  residual after attention
     float* ln2;       // (N, C)
@@ -43,9 +45,9 @@ struct Gpt2LayerActs {
     float* fch;       // (N, 4C)
     float* fch_gelu;  // (N, 4C)
     float* res3;      // (N, C)  residual after the MLP: the block's output
-    // Mixed precision: the GEMM inputs in bfloat16, kept for backward (null in fp32). atty is
-    // also kept in fp32: attention's backward reads it.
-    uint16_t *ln1_h, *atty_h, *ln2_h, *fch_gelu_h;
+    // Mixed precision (null in fp32): the GEMM inputs, and qkv and fch, in bfloat16 (half the
+    // bytes of the layer's largest buffers; attention and GELU read them so).
+    uint16_t *ln1_h, *qkv_h, *atty_h, *ln2_h, *fch_h, *fch_gelu_h;
 };
 
 struct Gpt2Acts {

@@ -34,10 +34,11 @@ public:
         c.bf16_math = c.bf16_math || bf16_math;
     }
 
-    // C (M, N) = A (M, K) · B (K, N), with A and B of the GEMMs' input type and C fp32,
-    // written or added into; `more` bytes read besides (a bias).
-    void gemm(const std::string& family, double M, double N, double K, bool accumulate, double more = 0) {
-        add(family, 2 * M * N * K, in() * (M * K + K * N) + kF32 * M * N * (accumulate ? 2 : 1) + more, half_);
+    // C (M, N) = A (M, K) · B (K, N), with A and B of the GEMMs' input type and C fp32 (or of
+    // c_bytes an element), written or added into; `more` bytes read besides (a bias).
+    void gemm(const std::string& family, double M, double N, double K, bool accumulate, double more = 0,
+              double c_bytes = kF32) {
+        add(family, 2 * M * N * K, in() * (M * K + K * N) + c_bytes * M * N * (accumulate ? 2 : 1) + more, half_);
     }
 
     // n fp32 elements copied to bf16.
@@ -70,9 +71,9 @@ struct Dims {
 
 // ---- layers both families have --------------------------------------------------------------
 
-// (N, in) → (N, out), with a bias or none.
-void linear_forward(Ledger& l, const Dims& d, double in, double out, bool bias) {
-    l.gemm("matmul_fwd", d.N, out, in, false, bias ? kF32 * out : 0);
+// (N, in) → (N, out), with a bias or none; the output of out_bytes an element.
+void linear_forward(Ledger& l, const Dims& d, double in, double out, bool bias, double out_bytes = kF32) {
+    l.gemm("matmul_fwd", d.N, out, in, false, bias ? kF32 * out : 0, out_bytes);
 }
 
 struct LinearGrad {
@@ -100,20 +101,21 @@ double causal_pairs(const Dims& d) { return d.B * d.T * (d.T + 1) / 2; }
 // Whether attention's products run on bf16 dot products (kernels/attention.h).
 bool attention_bf16(const Ledger& l) { return l.half() && kernels::attention_has_bf16_math(); }
 
-// Reads qkv, writes the heads' outputs (and their bf16 copy in mixed precision) and each
-// row's log-sum-exp.
-void attention_forward(Ledger& l, const Dims& d) {
+// Reads qkv (of qkv_bytes an element), writes the heads' outputs (and their bf16 copy in mixed
+// precision) and each row's log-sum-exp.
+void attention_forward(Ledger& l, const Dims& d, double qkv_bytes = kF32) {
     const double lse = d.B * d.NH * d.T;
-    l.add("attention_fwd", 2 * 2 * d.C * causal_pairs(d), kF32 * (d.N * d.W + d.N * d.C + lse), attention_bf16(l));
+    l.add("attention_fwd", 2 * 2 * d.C * causal_pairs(d), qkv_bytes * d.N * d.W + kF32 * (d.N * d.C + lse),
+          attention_bf16(l));
     if (l.half()) l.to_half("attention_fwd", d.N * d.C);
 }
 
-// Reads dout, out, lse and qkv; writes dqkv. Five products: the probabilities again, dP, dQ,
-// dK, dV.
-void attention_backward(Ledger& l, const Dims& d) {
+// Reads dout, out and qkv (those two of io_bytes an element) and lse; writes dqkv. Five
+// products: the probabilities again, dP, dQ, dK, dV.
+void attention_backward(Ledger& l, const Dims& d, double io_bytes = kF32) {
     const double lse = d.B * d.NH * d.T;
-    l.add("attention_bwd", 5 * 2 * d.C * causal_pairs(d), kF32 * (2 * d.N * d.W + 2 * d.N * d.C + lse),
-          attention_bf16(l));
+    l.add("attention_bwd", 5 * 2 * d.C * causal_pairs(d),
+          kF32 * (d.N * d.W + d.N * d.C + lse) + io_bytes * (d.N * d.W + d.N * d.C), attention_bf16(l));
 }
 
 // The LM head and its loss in training: the logits' GEMM, dx's and (unless frozen) dW's, and
@@ -151,31 +153,34 @@ void layernorm_backward(Ledger& l, const Dims& d) {
     elementwise(l, "layernorm_bwd", d.N * d.C, 14, 3, 1, 0, kF32 * (2 * d.N + 5 * d.C));
 }
 
+// Reads c_fc's output, kept in the GEMMs' input type; writes GELU's in that type.
 void gelu_forward(Ledger& l, const std::string& family, const Dims& d) {
-    elementwise(l, family, d.N * 4 * d.C, 8, 1, 0, 1);
+    const double n = d.N * 4 * d.C;
+    l.add(family, 8 * n, 2 * l.in() * n);
 }
 
 // Reads d(GELU output) and its input; writes the gradient in fp32, or in mixed precision in
-// bf16 with c_fc's bias sums (one pass for three).
+// bf16 with c_fc's bias sums (one pass for three), its input read in bf16 too.
 void gelu_backward(Ledger& l, const Dims& d) {
     const double n = d.N * 4 * d.C;
     if (l.half()) {
-        elementwise(l, "gelu_bwd", n, 13, 2, 0, 1, kF32 * 2 * 4 * d.C);
+        elementwise(l, "gelu_bwd", n, 13, 1, 0, 2, kF32 * 2 * 4 * d.C);
     } else {
         elementwise(l, "gelu_bwd", n, 12, 2, 1, 0);
     }
 }
 
-// res2 = residual + c_proj(attention(c_attn(ln_1))), then ln_2 (Gpt2::attention_branch).
+// res2 = residual + c_proj(attention(c_attn(ln_1))), then ln_2 (Gpt2::attention_branch). qkv
+// and c_fc's output are kept in the GEMMs' input type.
 void gpt2_attention_branch(Ledger& l, const Dims& d) {
-    linear_forward(l, d, d.C, 3 * d.C, true);
-    attention_forward(l, d);
+    linear_forward(l, d, d.C, 3 * d.C, true, l.in());
+    attention_forward(l, d, l.in());
     linear_forward(l, d, d.C, d.C, true);
     layernorm_forward(l, "residual_layernorm_fwd", d, true);
 }
 
 void gpt2_mlp_hidden(Ledger& l, const Dims& d) {
-    linear_forward(l, d, d.C, 4 * d.C, true);
+    linear_forward(l, d, d.C, 4 * d.C, true, l.in());
     gelu_forward(l, "gelu_fwd", d);
 }
 
@@ -217,7 +222,7 @@ void gpt2_backward_block(Ledger& l, const Dims& d) {
     linear_backward(l, d, d.C, 4 * d.C, {.bias = true, .convert = false});
     layernorm_backward(l, d);
     linear_backward(l, d, d.C, d.C, {.bias = true});
-    attention_backward(l, d);
+    attention_backward(l, d, l.in());
     linear_backward(l, d, d.C, 3 * d.C, {.bias = true});
     layernorm_backward(l, d);
 }

@@ -225,6 +225,10 @@ LMFORGE_KERNEL(void, rope_forward,
                (float* x, const float* cos, const float* sin, int64_t B, int64_t T, int64_t stride, int64_t heads,
                 int64_t HS),
                (x, cos, sin, B, T, stride, heads, HS))
+LMFORGE_KERNEL(void, rope_forward,
+               (bf16 * out, const float* x, const float* cos, const float* sin, int64_t B, int64_t T, int64_t stride,
+                int64_t heads, int64_t HS),
+               (out, x, cos, sin, B, T, stride, heads, HS))
 LMFORGE_KERNEL(void, rope_backward,
                (float* dx, const float* cos, const float* sin, int64_t B, int64_t T, int64_t stride, int64_t heads,
                 int64_t HS),

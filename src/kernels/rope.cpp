@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <numbers>
+#include <type_traits>
+
+#include "core/bf16.h"
 
 #include "kernels/isa_begin.h"
 
@@ -67,10 +70,11 @@ void rope_tables(float* cos, float* sin, const float* inv_freq, int64_t HS, int6
 
 namespace {
 
-// Rotates each head of the first `heads` of every row by the angle (sign +1) or its negative
-// (sign −1, the transpose).
-template <int Sign>
-void rotate_rows(float* x, const float* cos, const float* sin, int64_t B, int64_t T,
+// Rotates each head of the first `heads` of every row of x by the angle (sign +1) or its
+// negative (sign −1, the transpose) into out, which is x itself (fp32, in place) or a bf16 copy,
+// which also takes the rest of each row.
+template <int Sign, class Out>
+void rotate_rows(Out* out, const float* x, const float* cos, const float* sin, int64_t B, int64_t T,
                  int64_t stride, int64_t heads, int64_t HS) {
     const int64_t h = HS / 2;
 #pragma omp parallel for schedule(static)
@@ -78,21 +82,27 @@ void rotate_rows(float* x, const float* cos, const float* sin, int64_t B, int64_
         const float* c = cos + (r % T) * h;
         const float* s = sin + (r % T) * h;
         for (int64_t head = 0; head < heads; head++) {
-            float* lo = x + r * stride + head * HS;
-            float* hi = lo + h;
+            const float* lo = x + r * stride + head * HS;
+            const float* hi = lo + h;
+            Out* out_lo = out + r * stride + head * HS;
+            Out* out_hi = out_lo + h;
 #pragma omp simd
             for (int64_t i = 0; i < h; i++) {
                 // q·cos + rotate_half(q)·sin, rotate_half(q) = (−q[h:], q[:h]): the same
                 // products and sum as transformers.
                 const float a = lo[i], b = hi[i];
                 if constexpr (Sign > 0) {
-                    lo[i] = a * c[i] - b * s[i];
-                    hi[i] = b * c[i] + a * s[i];
+                    out_lo[i] = float_to<Out>(a * c[i] - b * s[i]);
+                    out_hi[i] = float_to<Out>(b * c[i] + a * s[i]);
                 } else {
-                    lo[i] = a * c[i] + b * s[i];
-                    hi[i] = b * c[i] - a * s[i];
+                    out_lo[i] = float_to<Out>(a * c[i] + b * s[i]);
+                    out_hi[i] = float_to<Out>(b * c[i] - a * s[i]);
                 }
             }
+        }
+        if constexpr (!std::is_same_v<Out, float>) {
+#pragma omp simd
+            for (int64_t j = heads * HS; j < stride; j++) out[r * stride + j] = float_to<Out>(x[r * stride + j]);
         }
     }
 }
@@ -101,12 +111,17 @@ void rotate_rows(float* x, const float* cos, const float* sin, int64_t B, int64_
 
 void rope_forward(float* x, const float* cos, const float* sin, int64_t B, int64_t T,
                   int64_t stride, int64_t heads, int64_t HS) {
-    rotate_rows<1>(x, cos, sin, B, T, stride, heads, HS);
+    rotate_rows<1>(x, x, cos, sin, B, T, stride, heads, HS);
+}
+
+void rope_forward(bf16* out, const float* x, const float* cos, const float* sin, int64_t B, int64_t T,
+                  int64_t stride, int64_t heads, int64_t HS) {
+    rotate_rows<1>(out, x, cos, sin, B, T, stride, heads, HS);
 }
 
 void rope_backward(float* dx, const float* cos, const float* sin, int64_t B, int64_t T,
                    int64_t stride, int64_t heads, int64_t HS) {
-    rotate_rows<-1>(dx, cos, sin, B, T, stride, heads, HS);
+    rotate_rows<-1>(dx, dx, cos, sin, B, T, stride, heads, HS);
 }
 
 }  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE

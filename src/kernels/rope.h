@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "core/bf16.h"
+
 namespace lmforge::kernels {
 
 // Llama 3's rope_scaling {"rope_type": "llama3", factor, low_freq_factor, high_freq_factor,
@@ -42,6 +44,11 @@ void rope_tables(float* cos, float* sin, const float* inv_freq, int64_t HS, int6
 // call). Row b·T + t is at position t, i.e. table row t of cos, sin (T, HS/2); h = HS/2:
 //   x'[i] = x[i]·cos − x[i+h]·sin,   x'[i+h] = x[i+h]·cos + x[i]·sin.
 void rope_forward(float* x, const float* cos, const float* sin, int64_t B, int64_t T,
+                  int64_t stride, int64_t heads, int64_t HS);
+
+// Mixed precision: the same into out (B·T rows of `stride`) in bf16, x left as it is; the rest
+// of each row is copied. So a model that keeps qkv in bf16 rotates and rounds it in one pass.
+void rope_forward(bf16* out, const float* x, const float* cos, const float* sin, int64_t B, int64_t T,
                   int64_t stride, int64_t heads, int64_t HS);
 
 // In place, the transpose: writes (=) dx rotated by −angle, the gradient with respect to the

@@ -126,6 +126,25 @@ TEST(RopeTwin, BackwardUndoesForwardAndPositionZeroIsIdentity) {
     EXPECT_TRUE(close(x, x0, 0.0, 2e-6));
 }
 
+// The bf16 form (mixed precision's kept qkv) is the in-place fp32 rotation rounded once, the
+// channels past the rotated heads (v's) copied and rounded; its input is left alone.
+TEST(RopeTwin, Bf16OutputIsTheRoundedInPlaceRotation) {
+    const RopeShape s{2, 9, 5, 48, 5 * 48 + 2 * 48};
+    const int64_t h = s.HS / 2, n = s.B * s.T * s.stride;
+    std::vector<float> inv_freq(h), cos(s.T * h), sin(s.T * h);
+    kernels::rope_inv_freq(inv_freq.data(), s.HS, 10000.0, nullptr);
+    kernels::rope_tables(cos.data(), sin.data(), inv_freq.data(), s.HS, 0, s.T);
+    const auto x0 = random_vector(n, 4, 2.0f);
+    auto rotated = x0;
+    kernels::rope_forward(rotated.data(), cos.data(), sin.data(), s.B, s.T, s.stride, s.heads, s.HS);
+    std::vector<bf16> want(n), got(n, 0xFFFF);
+    kernels::to_bf16(want.data(), rotated.data(), n);
+    const auto x = x0;
+    kernels::rope_forward(got.data(), x.data(), cos.data(), sin.data(), s.B, s.T, s.stride, s.heads, s.HS);
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(x, x0);
+}
+
 // transformers' own numbers: LlamaRotaryEmbedding's inv_freq, plain and with Llama 3's
 // scaling, and its cos/sin tables at positions up to 131071.
 class RopeTransformers : public ::testing::Test {

@@ -30,31 +30,32 @@ inline float silu_grad(float g) {
     return sigma + g * sigma * one_minus_sigma;
 }
 
-template <class Out>
-void forward_rows(Out* out, const float* gate_up, int64_t N, int64_t H) {
+template <class Out, class In>
+void forward_rows(Out* out, const In* gate_up, int64_t N, int64_t H) {
 #pragma omp parallel for schedule(static)
     for (int64_t n = 0; n < N; n++) {
-        const float* gate = gate_up + n * 2 * H;
-        const float* up = gate + H;
+        const In* gate = gate_up + n * 2 * H;
+        const In* up = gate + H;
         Out* o = out + n * H;
 #pragma omp simd
-        for (int64_t h = 0; h < H; h++) o[h] = float_to<Out>(silu(gate[h]) * up[h]);
+        for (int64_t h = 0; h < H; h++) o[h] = float_to<Out>(silu(to_float(gate[h])) * to_float(up[h]));
     }
 }
 
-template <class Out>
-void backward_rows(Out* dgate_up, const float* dout, const float* gate_up, int64_t N, int64_t H) {
+template <class Out, class In>
+void backward_rows(Out* dgate_up, const float* dout, const In* gate_up, int64_t N, int64_t H) {
 #pragma omp parallel for schedule(static)
     for (int64_t n = 0; n < N; n++) {
-        const float* gate = gate_up + n * 2 * H;
-        const float* up = gate + H;
+        const In* gate = gate_up + n * 2 * H;
+        const In* up = gate + H;
         const float* d = dout + n * H;
         Out* dgate = dgate_up + n * 2 * H;
         Out* dup = dgate + H;
 #pragma omp simd
         for (int64_t h = 0; h < H; h++) {
-            dgate[h] = float_to<Out>(d[h] * up[h] * silu_grad(gate[h]));
-            dup[h] = float_to<Out>(d[h] * silu(gate[h]));
+            const float g = to_float(gate[h]);
+            dgate[h] = float_to<Out>(d[h] * to_float(up[h]) * silu_grad(g));
+            dup[h] = float_to<Out>(d[h] * silu(g));
         }
     }
 }
@@ -69,6 +70,10 @@ void swiglu_forward(bf16* out, const float* gate_up, int64_t N, int64_t H) {
     forward_rows(out, gate_up, N, H);
 }
 
+void swiglu_forward(bf16* out, const bf16* gate_up, int64_t N, int64_t H) {
+    forward_rows(out, gate_up, N, H);
+}
+
 void swiglu_backward(float* dgate_up, const float* dout, const float* gate_up, int64_t N,
                      int64_t H) {
     backward_rows(dgate_up, dout, gate_up, N, H);
@@ -76,6 +81,10 @@ void swiglu_backward(float* dgate_up, const float* dout, const float* gate_up, i
 
 void swiglu_backward(bf16* dgate_up, const float* dout, const float* gate_up, int64_t N,
                      int64_t H) {
+    backward_rows(dgate_up, dout, gate_up, N, H);
+}
+
+void swiglu_backward(bf16* dgate_up, const float* dout, const bf16* gate_up, int64_t N, int64_t H) {
     backward_rows(dgate_up, dout, gate_up, N, H);
 }
 

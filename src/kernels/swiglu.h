@@ -15,6 +15,8 @@ namespace lmforge::kernels {
 void swiglu_forward(float* out, const float* gate_up, int64_t N, int64_t H);
 // The same with the output in bfloat16, in mixed precision, where it only feeds down_proj's GEMM.
 void swiglu_forward(bf16* out, const float* gate_up, int64_t N, int64_t H);
+// And from gate_up kept in bfloat16 (mixed precision keeps it so for backward).
+void swiglu_forward(bf16* out, const bf16* gate_up, int64_t N, int64_t H);
 
 // Writes (=) dgate_up (N, 2H) from dout (N, H): d gate = dout · up · silu'(gate),
 // d up = dout · silu(gate). dgate_up may not alias gate_up or dout.
@@ -23,5 +25,6 @@ void swiglu_backward(float* dgate_up, const float* dout, const float* gate_up, i
 // Mixed precision: the same gradient written in bf16 (it only feeds the GEMMs).
 void swiglu_backward(bf16* dgate_up, const float* dout, const float* gate_up, int64_t N,
                      int64_t H);
+void swiglu_backward(bf16* dgate_up, const float* dout, const bf16* gate_up, int64_t N, int64_t H);
 
 }  // namespace lmforge::kernels

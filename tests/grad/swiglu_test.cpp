@@ -144,5 +144,19 @@ TEST(SwigluTwin, Bf16IsTheRoundedFp32) {
     }
 }
 
+// From gate_up kept in bf16: what the fp32 input of the same values gives, bit for bit.
+TEST(SwigluTwin, Bf16InputGivesWhatItsFp32ValuesGive) {
+    const int64_t N = 7, H = 771;
+    const auto [gate_up_h, gate_up_wide] = round_to_bf16(random_vector(N * 2 * H, 7, 4.0f));
+    const auto gate_up = convert<float>(gate_up_wide), dout = random_vector(N * H, 8);
+    std::vector<bf16> out(N * H), out_from_h(N * H), d(N * 2 * H), d_from_h(N * 2 * H);
+    kernels::swiglu_forward(out.data(), gate_up.data(), N, H);
+    kernels::swiglu_forward(out_from_h.data(), gate_up_h.data(), N, H);
+    kernels::swiglu_backward(d.data(), dout.data(), gate_up.data(), N, H);
+    kernels::swiglu_backward(d_from_h.data(), dout.data(), gate_up_h.data(), N, H);
+    EXPECT_EQ(out_from_h, out);
+    EXPECT_EQ(d_from_h, d);
+}
+
 }  // namespace
 }  // namespace lmforge::test

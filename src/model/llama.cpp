@@ -408,10 +408,17 @@ void Llama::attention_branch(int64_t l, const float* residual) {
     linear(a.qkv, a.ln1, a.ln1_h, p_.layers[l].qkv, ph_.layers[l].qkv, N, C, W);
     adapters_forward(l, LoraTarget::Q, LoraTarget::V, a.qkv, a.ln1, a.ln1_h);
     // q's and k's heads are the first NH + NKV heads of each row.
-    rope_forward(a.qkv, acts_.rope_cos, acts_.rope_sin, B, T, W, cfg_.n_head + cfg_.n_kv_head, cfg_.head_size());
-    lap("rope_fwd");
-    attention_forward(a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_kv_head, {}, attention_math());
-    if (precision_ == Precision::Bf16) to_bf16(a.atty_h, a.atty, N * C);
+    const int64_t NH = cfg_.n_head, NKV = cfg_.n_kv_head, HS = cfg_.head_size();
+    if (precision_ == Precision::Fp32) {
+        rope_forward(a.qkv, acts_.rope_cos, acts_.rope_sin, B, T, W, NH + NKV, HS);
+        lap("rope_fwd");
+        attention_forward(a.atty, a.att_lse, a.qkv, B, T, C, NH, NKV, {}, attention_math());
+    } else {  // rotated and rounded into the bf16 qkv that is kept
+        rope_forward(a.qkv_h, a.qkv, acts_.rope_cos, acts_.rope_sin, B, T, W, NH + NKV, HS);
+        lap("rope_fwd");
+        attention_forward(a.atty, a.att_lse, a.qkv_h, B, T, C, NH, NKV, {}, attention_math());
+        to_bf16(a.atty_h, a.atty, N * C);
+    }
     lap("attention_fwd");
     linear(acts_.proj, a.atty, a.atty_h, p_.layers[l].o_proj, ph_.layers[l].o_proj, N, C, C);
     adapters_forward(l, LoraTarget::O, LoraTarget::O, acts_.proj, a.atty, a.atty_h);
@@ -422,7 +429,7 @@ void Llama::swiglu_layer(int64_t l) {
     const LlamaLayerActs& a = acts_.layers[l];
     const int64_t N = B_ * T_, I = cfg_.intermediate;
     if (precision_ == Precision::Bf16) {
-        swiglu_forward(a.act_h, a.gate_up, N, I);
+        swiglu_forward(a.act_h, a.gate_up_h, N, I);
     } else {
         swiglu_forward(a.act, a.gate_up, N, I);
     }
@@ -434,6 +441,10 @@ void Llama::mlp_up(int64_t l) {
     const LlamaLayerActs& a = acts_.layers[l];
     linear(a.gate_up, a.ln2, a.ln2_h, p_.layers[l].gate_up, ph_.layers[l].gate_up, N, C, 2 * I);
     adapters_forward(l, LoraTarget::Gate, LoraTarget::Up, a.gate_up, a.ln2, a.ln2_h);
+    if (precision_ == Precision::Bf16) {  // SwiGLU's input, kept for its backward and recompute
+        to_bf16(a.gate_up_h, a.gate_up, N * 2 * I);
+        lap("swiglu_fwd");
+    }
 }
 
 void Llama::mlp_branch(int64_t l) {
@@ -507,7 +518,7 @@ void Llama::mlp_backward(int64_t l, WeightGrad mode) {
         linear_backward(acts_.dln, dw.gate_up, acts_.dgate_up, a.ln2, a.ln2_h, w.gate_up, wh.gate_up, N, C, 2 * I,
                         mode);
     } else {  // the GEMMs read the gradient in bf16: SwiGLU's backward writes it so at once
-        swiglu_backward(acts_.dout_h, acts_.dact, a.gate_up, N, I);
+        swiglu_backward(acts_.dout_h, acts_.dact, a.gate_up_h, N, I);
         lap("swiglu_bwd");
         linear_backward(acts_.dln, dw.gate_up, nullptr, a.ln2, a.ln2_h, w.gate_up, wh.gate_up, N, C, 2 * I, mode);
     }
@@ -524,8 +535,13 @@ void Llama::attention_backward_layer(int64_t l, const float* residual, WeightGra
     const LlamaLayerActs& a = acts_.layers[l];
     linear_backward(acts_.datty, dw.o_proj, acts_.dres, a.atty, a.atty_h, w.o_proj, wh.o_proj, N, C, C, mode);
     adapters_backward(l, LoraTarget::O, LoraTarget::O, acts_.datty, acts_.dres, acts_.dout_h, a.atty, a.atty_h);
-    attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_kv_head, {},
-                       attention_math());
+    if (precision_ == Precision::Fp32) {
+        attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_kv_head,
+                           {}, attention_math());
+    } else {
+        attention_backward(acts_.dqkv, acts_.datty, a.atty_h, a.att_lse, a.qkv_h, B, T, C, cfg_.n_head,
+                           cfg_.n_kv_head, {}, attention_math());
+    }
     lap("attention_bwd");
     rope_backward(acts_.dqkv, acts_.rope_cos, acts_.rope_sin, B, T, W, cfg_.n_head + cfg_.n_kv_head,
                   cfg_.head_size());

@@ -30,18 +30,20 @@ void visit_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precision pr
         };
         kept(l.ln1, first.ln1, f * N * C, keep_pointwise);
         kept(l.ln1_rstd, first.ln1_rstd, N, keep_block);
-        kept(l.qkv, first.qkv, N * W, keep_block);
-        kept(l.atty, first.atty, N * C, keep_block);
+        kept(l.qkv, first.qkv, N * W, keep_block && f == 1);
+        kept(l.atty, first.atty, N * C, keep_block && f == 1);
         kept(l.att_lse, first.att_lse, B * cfg.n_head * T, keep_block);
         kept(l.res2, first.res2, N * C, keep_block);
         kept(l.ln2, first.ln2, f * N * C, keep_pointwise);
         kept(l.ln2_rstd, first.ln2_rstd, N, keep_block);
-        kept(l.gate_up, first.gate_up, N * 2 * I, keep_block);
+        kept(l.gate_up, first.gate_up, N * 2 * I, keep_block && f == 1);
         kept(l.act, first.act, f * N * I, keep_pointwise);
         fn(N * C, l.res3);
         kept(l.ln1_h, first.ln1_h, h * N * C, keep_pointwise);
+        kept(l.qkv_h, first.qkv_h, h * N * W, keep_block);
         kept(l.atty_h, first.atty_h, h * N * C, keep_block);
         kept(l.ln2_h, first.ln2_h, h * N * C, keep_pointwise);
+        kept(l.gate_up_h, first.gate_up_h, h * N * 2 * I, keep_block);
         kept(l.act_h, first.act_h, h * N * I, keep_pointwise);
         for (int t = 0; t < kLoraTargets; t++) {
             // Kept in every mode (N · rank each): a recompute need not redo the adapters whose

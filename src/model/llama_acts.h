@@ -16,8 +16,10 @@
 
 namespace lmforge {
 
-// A GEMM input is kept in one precision: fp32 or, in mixed precision, bfloat16 (the _h
-// buffers); the other pointer is null.
+// A GEMM's input, and the GEMM outputs kept for backward (qkv, gate_up), are kept in one
+// precision: fp32 or, in mixed precision, bfloat16 (the _h buffers; the fp32 pointer of a GEMM
+// output is then the scratch its projection and adapters add into before it is rounded, shared
+// by the layers, as is atty's). The residual stream and the statistics stay fp32.
 struct LlamaLayerActs {
     float* ln1;        // (N, C) RMSNorm of the block's input
     float* ln1_rstd;   // (N)
@@ -30,7 +32,7 @@ struct LlamaLayerActs {
     float* gate_up;    // (N, 2I)
     float* act;        // (N, I) silu(gate) · up
     float* res3;       // (N, C) the block's output
-    uint16_t *ln1_h, *atty_h, *ln2_h, *act_h;  // mixed precision (null in fp32)
+    uint16_t *ln1_h, *qkv_h, *atty_h, *ln2_h, *gate_up_h, *act_h;  // mixed precision (null in fp32)
     // LoRA: each adapter's scaling · dropout(x)·Aᵀ (N, rank) for its backward (null: no adapter).
     std::array<float*, kLoraTargets> lora_us{};
 };

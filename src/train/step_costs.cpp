@@ -266,19 +266,25 @@ void rmsnorm_backward(Ledger& l, const Dims& d, const LlamaShape& s) {
     elementwise(l, "rmsnorm_bwd", d.N * d.C, 8, 3, 1, 0, kF32 * (d.N + d.C + (s.trains_base() ? 2 * d.C : 0)));
 }
 
-// In place on q's and k's heads of each qkv (or dqkv) row; the cos and sin tables read.
+// On q's and k's heads of each qkv (or dqkv) row; the cos and sin tables read. Backward in
+// place; forward in mixed precision from the fp32 qkv into its bf16 copy, v's channels too.
 void rope(Ledger& l, const std::string& family, const Dims& d, const LlamaShape& s) {
-    const double n = d.N * (d.C + s.KV);
-    l.add(family, 3 * n, kF32 * (2 * n + d.T * s.HS));
+    const double n = d.N * (d.C + s.KV), tables = kF32 * d.T * s.HS;
+    if (family == "rope_fwd" && l.half()) {
+        l.add(family, 3 * n, (kF32 + kHalf) * d.N * d.W + tables);
+    } else {
+        l.add(family, 3 * n, kF32 * 2 * n + tables);
+    }
 }
 
+// Reads gate_up (N, 2I), kept in the GEMMs' input type; writes its output in that type.
 void swiglu_forward(Ledger& l, const Dims& d, const LlamaShape& s) {
-    elementwise(l, "swiglu_fwd", d.N * s.I, 5, 2, 0, 1);
+    l.add("swiglu_fwd", 5 * d.N * s.I, 3 * l.in() * d.N * s.I);
 }
 
 // Reads dout (N, I) and gate_up (N, 2I); writes d(gate_up) in the GEMMs' input type.
 void swiglu_backward(Ledger& l, const Dims& d, const LlamaShape& s) {
-    elementwise(l, "swiglu_bwd", d.N * s.I, 10, 3, 0, 2);
+    l.add("swiglu_bwd", 10 * d.N * s.I, d.N * s.I * (kF32 + 4 * l.in()));
 }
 
 // An adapter of rank r on a projection in → out (model/lora.h): forward u = x·Aᵀ scaled, then
@@ -319,15 +325,17 @@ void llama_attention_branch(Ledger& l, const Dims& d, const LlamaShape& s) {
     linear_forward(l, d, d.C, d.W, false);
     adapters(l, d, s, LoraTarget::Q, LoraTarget::V, true);
     rope(l, "rope_fwd", d, s);
-    attention_forward(l, d);
+    attention_forward(l, d, l.in());
     linear_forward(l, d, d.C, d.C, false);
     adapters(l, d, s, LoraTarget::O, LoraTarget::O, true);
     rmsnorm_forward(l, d, true);
 }
 
+// gate_up is rounded to the bf16 copy kept for SwiGLU in mixed precision.
 void llama_mlp_up(Ledger& l, const Dims& d, const LlamaShape& s) {
     linear_forward(l, d, d.C, 2 * s.I, false);
     adapters(l, d, s, LoraTarget::Gate, LoraTarget::Up, true);
+    if (l.half()) l.to_half("swiglu_fwd", d.N * 2 * s.I);
 }
 
 // Token rows gathered (from LoRA's bf16 base in mixed precision); backward adds dout into the
@@ -380,7 +388,7 @@ void llama_mlp_backward(Ledger& l, const Dims& d, const LlamaShape& s) {
 void llama_attention_backward(Ledger& l, const Dims& d, const LlamaShape& s) {
     linear_backward(l, d, d.C, d.C, {.weight = s.trains_base()});
     adapters(l, d, s, LoraTarget::O, LoraTarget::O, false);
-    attention_backward(l, d);
+    attention_backward(l, d, l.in());
     rope(l, "rope_bwd", d, s);
     linear_backward(l, d, d.C, d.W, {.weight = s.trains_base()});
     adapters(l, d, s, LoraTarget::Q, LoraTarget::V, false);

@@ -166,7 +166,10 @@ LMFORGE_KERNEL(void, gelu_backward_bf16_bias,
                (dinp_h, dbias, dout, inp, rows, cols))
 LMFORGE_KERNEL(void, gelu_erf_forward, (float* out, const float* inp, int64_t n), (out, inp, n))
 LMFORGE_KERNEL(void, gelu_erf_forward, (bf16 * out, const float* inp, int64_t n), (out, inp, n))
+LMFORGE_KERNEL(void, gelu_erf_forward, (bf16 * out, const bf16* inp, int64_t n), (out, inp, n))
 LMFORGE_KERNEL(void, gelu_erf_backward, (float* dinp, const float* dout, const float* inp, int64_t n),
+               (dinp, dout, inp, n))
+LMFORGE_KERNEL(void, gelu_erf_backward, (float* dinp, const float* dout, const bf16* inp, int64_t n),
                (dinp, dout, inp, n))
 
 // grad_norm.h

@@ -71,12 +71,22 @@ void backward_tanh_bf16_bias(bf16* dinp_h, float* dbias, const float* dout, cons
     }
 }
 
-template <class Out>
-void forward_erf(Out* out, const float* inp, int64_t n) {
+template <class Out, class In>
+void forward_erf(Out* out, const In* inp, int64_t n) {
 #pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < n; i++) {
-        const float x = inp[i];
+        const float x = to_float(inp[i]);
         out[i] = float_to<Out>(0.5f * x * one_plus_erf(x));
+    }
+}
+
+template <class In>
+void backward_erf(float* dinp, const float* dout, const In* inp, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        const float x = to_float(inp[i]);
+        const float grad = 0.5f * one_plus_erf(x) + x * kInvSqrt2Pi * fast_exp_neg_half_square(x);
+        dinp[i] = grad * dout[i];
     }
 }
 
@@ -107,13 +117,14 @@ void gelu_erf_forward(float* out, const float* inp, int64_t n) { forward_erf(out
 
 void gelu_erf_forward(bf16* out, const float* inp, int64_t n) { forward_erf(out, inp, n); }
 
+void gelu_erf_forward(bf16* out, const bf16* inp, int64_t n) { forward_erf(out, inp, n); }
+
 void gelu_erf_backward(float* dinp, const float* dout, const float* inp, int64_t n) {
-#pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        const float x = inp[i];
-        const float grad = 0.5f * one_plus_erf(x) + x * kInvSqrt2Pi * fast_exp_neg_half_square(x);
-        dinp[i] = grad * dout[i];
-    }
+    backward_erf(dinp, dout, inp, n);
+}
+
+void gelu_erf_backward(float* dinp, const float* dout, const bf16* inp, int64_t n) {
+    backward_erf(dinp, dout, inp, n);
 }
 
 }  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE

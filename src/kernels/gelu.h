@@ -34,8 +34,10 @@ void gelu_backward_bf16_bias(bf16* dinp_h, float* dbias, const float* dout, cons
 // the left tail included (fast_erfc_over_sqrt2).
 void gelu_erf_forward(float* out, const float* inp, int64_t n);
 void gelu_erf_forward(bf16* out, const float* inp, int64_t n);
+void gelu_erf_forward(bf16* out, const bf16* inp, int64_t n);
 
 // Writes (=): dinp = dout * (0.5 (1 + erf(x/√2)) + x e^(−x²/2) / √(2π)), x = inp. All (n).
 void gelu_erf_backward(float* dinp, const float* dout, const float* inp, int64_t n);
+void gelu_erf_backward(float* dinp, const float* dout, const bf16* inp, int64_t n);
 
 }  // namespace lmforge::kernels

@@ -140,6 +140,21 @@ TEST(GeluTwin, Bf16InputGivesWhatItsFp32ValuesGive) {
     EXPECT_EQ(dbias_from_h, dbias);
 }
 
+// The erf form's overloads for a bf16 pre-activation: the fp32 input's results, bit for bit.
+TEST(GeluErfTwin, Bf16InputGivesWhatItsFp32ValuesGive) {
+    const int64_t n = 5000;
+    const auto [x_h, x_wide] = round_to_bf16(random_vector(n, 12, 4.0f));
+    const auto x = convert<float>(x_wide), dout = random_vector(n, 13);
+    std::vector<bf16> y(n), y_from_h(n);
+    std::vector<float> dx(n), dx_from_h(n);
+    kernels::gelu_erf_forward(y.data(), x.data(), n);
+    kernels::gelu_erf_forward(y_from_h.data(), x_h.data(), n);
+    kernels::gelu_erf_backward(dx.data(), dout.data(), x.data(), n);
+    kernels::gelu_erf_backward(dx_from_h.data(), dout.data(), x_h.data(), n);
+    EXPECT_EQ(y_from_h, y);
+    EXPECT_EQ(dx_from_h, dx);
+}
+
 // The exact form's twin is x·Φ(x), Φ the standard normal CDF: known values.
 TEST(GeluErfGrad, TwinIsXTimesNormalCdf) {
     const std::vector<double> x = {1.0, -1.0, 3.0, -3.0, 0.0};

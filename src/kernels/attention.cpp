@@ -32,12 +32,12 @@ using backend::tile_gemm;
 #if LMFORGE_ISA_AVX512
 // kernels/attention_bf16.cpp: the same on bf16 dot products, where the CPU has AVX512_BF16.
 bool attention_has_bf16_math();
-// In: fp32 or bf16, the type of qkv (and backward's out).
+// In: fp32 or bf16, the type of qkv.
 template <class In>
 void attention_forward_bf16(float* out, float* lse, const In* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
                             int64_t NKV, const AttentionMask& mask);
 template <class In>
-void attention_backward_bf16(float* dqkv, const float* dout, const In* out, const float* lse, const In* qkv,
+void attention_backward_bf16(float* dqkv, const float* dout, const float* out, const float* lse, const In* qkv,
                              int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask);
 #else
 bool attention_has_bf16_math() { return false; }
@@ -193,7 +193,7 @@ void attention_forward(float* out, float* lse, const bf16* qkv, int64_t B, int64
     LMFORGE_ISA_NAMESPACE::attention_forward(out, lse, wide.data(), B, T, C, NH, NKV, mask, math);
 }
 
-void attention_backward(float* dqkv, const float* dout, const bf16* out, const float* lse, const bf16* qkv,
+void attention_backward(float* dqkv, const float* dout, const float* out, const float* lse, const bf16* qkv,
                         int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask,
                         AttentionMath math) {
 #if LMFORGE_ISA_AVX512
@@ -201,9 +201,7 @@ void attention_backward(float* dqkv, const float* dout, const bf16* out, const f
         return attention_backward_bf16(dqkv, dout, out, lse, qkv, B, T, C, NH, NKV, mask);
 #endif
     const std::vector<float> wide_qkv = widened(qkv, B * T * (C + 2 * NKV * (C / NH)));
-    const std::vector<float> wide_out = widened(out, B * T * C);
-    LMFORGE_ISA_NAMESPACE::attention_backward(dqkv, dout, wide_out.data(), lse, wide_qkv.data(), B, T, C, NH, NKV,
-                                              mask, math);
+    LMFORGE_ISA_NAMESPACE::attention_backward(dqkv, dout, out, lse, wide_qkv.data(), B, T, C, NH, NKV, mask, math);
 }
 
 }  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE

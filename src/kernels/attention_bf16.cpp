@@ -331,7 +331,7 @@ void attention_forward_bf16(float* out, float* lse, const In* qkv, int64_t B, in
 }
 
 template <class In>
-void attention_backward_bf16(float* dqkv, const float* dout, const In* out, const float* lse, const In* qkv,
+void attention_backward_bf16(float* dqkv, const float* dout, const float* out, const float* lse, const In* qkv,
                              int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask) {
     const Dims d(B, T, C, NH, NKV);
     const int64_t HS = d.HS, C3 = d.C3, KVC = d.KVC, np = d.channel_pairs(), cld = d.channel_ld();
@@ -414,7 +414,7 @@ template void attention_forward_bf16(float*, float*, const bf16*, int64_t, int64
                                     const AttentionMask&);
 template void attention_backward_bf16(float*, const float*, const float*, const float*, const float*, int64_t,
                                      int64_t, int64_t, int64_t, int64_t, const AttentionMask&);
-template void attention_backward_bf16(float*, const float*, const bf16*, const float*, const bf16*, int64_t,
+template void attention_backward_bf16(float*, const float*, const float*, const float*, const bf16*, int64_t,
                                      int64_t, int64_t, int64_t, int64_t, const AttentionMask&);
 
 }  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "backend/jit_room.h"
-#include "core/bf16.h"
 #include "core/error.h"
 #include "kernels/attention.h"
 #include "kernels/fast_math.h"
@@ -111,12 +110,11 @@ inline void softmax_backward_row(float* pr, float* dsr, int64_t nvalid, int64_t 
     std::fill(dsr + end, dsr + nk, 0.0f);
 }
 
-// rowsum(dO ∘ O) of one row of HS channels; O fp32 or bf16.
-template <class Out>
-inline float row_dot(const float* dO, const Out* o, int64_t HS) {
+// rowsum(dO ∘ O) of one row of HS channels.
+inline float row_dot(const float* dO, const float* o, int64_t HS) {
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-    for (int64_t d = 0; d < HS; d++) sum += dO[d] * to_float(o[d]);
+    for (int64_t d = 0; d < HS; d++) sum += dO[d] * o[d];
     return sum;
 }
 

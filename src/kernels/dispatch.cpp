@@ -120,7 +120,7 @@ LMFORGE_KERNEL(void, attention_forward,
                 const AttentionMask& mask, AttentionMath math),
                (out, lse, qkv, B, T, C, NH, NKV, mask, math))
 LMFORGE_KERNEL(void, attention_backward,
-               (float* dqkv, const float* dout, const bf16* out, const float* lse, const bf16* qkv, int64_t B,
+               (float* dqkv, const float* dout, const float* out, const float* lse, const bf16* qkv, int64_t B,
                 int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask, AttentionMath math),
                (dqkv, dout, out, lse, qkv, B, T, C, NH, NKV, mask, math))
 LMFORGE_KERNEL(bool, attention_has_bf16_math, (), ())

@@ -244,7 +244,7 @@ void Gpt2::backward_body(WeightGrad mode) {
             attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, NH, NH, {},
                                attention_math());
         } else {
-            attention_backward(acts_.dqkv, acts_.datty, a.atty_h, a.att_lse, a.qkv_h, B, T, C, NH, NH, {},
+            attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv_h, B, T, C, NH, NH, {},
                                attention_math());
         }
         lap("attention_bwd");

@@ -41,7 +41,7 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
         kept(l.ln1_mean, first.ln1_mean, N, keep_block);
         kept(l.ln1_rstd, first.ln1_rstd, N, keep_block);
         kept(l.qkv, first.qkv, f * N * 3 * C, keep_block);
-        kept(l.atty, first.atty, N * C, keep_block && f == 1);
+        kept(l.atty, first.atty, N * C, keep_block);
         kept(l.att_lse, first.att_lse, B * cfg.n_head * T, keep_block);
         kept(l.res2, first.res2, N * C, keep_block);
         kept(l.ln2, first.ln2, f * N * C, keep_pointwise);

@@ -35,8 +35,8 @@ struct Gpt2LayerActs {
     float* ln1_mean;  // (N)
     float* ln1_rstd;  // (N)
     float* qkv;       // (N, 3C)
-    float* atty;      // (N, C)  attention output, heads side by side; in mixed precision only
-                      //         the scratch its bf16 copy is made from, shared by the layers
+    float* atty;      // (N, C)  attention output, heads side by side (fp32 in mixed precision
+                      //         too: its backward reads it, kernels/attention.h says why)
     float* att_lse;   // (B, NH, T)
     float* res2;      // (N, C)  residual after attention
     float* ln2;       // (N, C)

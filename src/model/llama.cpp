@@ -539,7 +539,7 @@ void Llama::attention_backward_layer(int64_t l, const float* residual, WeightGra
         attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_kv_head,
                            {}, attention_math());
     } else {
-        attention_backward(acts_.dqkv, acts_.datty, a.atty_h, a.att_lse, a.qkv_h, B, T, C, cfg_.n_head,
+        attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv_h, B, T, C, cfg_.n_head,
                            cfg_.n_kv_head, {}, attention_math());
     }
     lap("attention_bwd");

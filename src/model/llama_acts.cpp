@@ -31,7 +31,7 @@ void visit_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precision pr
         kept(l.ln1, first.ln1, f * N * C, keep_pointwise);
         kept(l.ln1_rstd, first.ln1_rstd, N, keep_block);
         kept(l.qkv, first.qkv, N * W, keep_block && f == 1);
-        kept(l.atty, first.atty, N * C, keep_block && f == 1);
+        kept(l.atty, first.atty, N * C, keep_block);
         kept(l.att_lse, first.att_lse, B * cfg.n_head * T, keep_block);
         kept(l.res2, first.res2, N * C, keep_block);
         kept(l.ln2, first.ln2, f * N * C, keep_pointwise);

@@ -19,7 +19,8 @@ namespace lmforge {
 // A GEMM's input, and the GEMM outputs kept for backward (qkv, gate_up), are kept in one
 // precision: fp32 or, in mixed precision, bfloat16 (the _h buffers; the fp32 pointer of a GEMM
 // output is then the scratch its projection and adapters add into before it is rounded, shared
-// by the layers, as is atty's). The residual stream and the statistics stay fp32.
+// by the layers). The residual stream, the statistics and attention's output (which its
+// backward reads, kernels/attention.h) stay fp32.
 struct LlamaLayerActs {
     float* ln1;        // (N, C) RMSNorm of the block's input
     float* ln1_rstd;   // (N)

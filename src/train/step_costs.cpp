@@ -110,12 +110,12 @@ void attention_forward(Ledger& l, const Dims& d, double qkv_bytes = kF32) {
     if (l.half()) l.to_half("attention_fwd", d.N * d.C);
 }
 
-// Reads dout, out and qkv (those two of io_bytes an element) and lse; writes dqkv. Five
-// products: the probabilities again, dP, dQ, dK, dV.
-void attention_backward(Ledger& l, const Dims& d, double io_bytes = kF32) {
+// Reads dout, out, lse and qkv (of qkv_bytes an element); writes dqkv. Five products: the
+// probabilities again, dP, dQ, dK, dV.
+void attention_backward(Ledger& l, const Dims& d, double qkv_bytes = kF32) {
     const double lse = d.B * d.NH * d.T;
     l.add("attention_bwd", 5 * 2 * d.C * causal_pairs(d),
-          kF32 * (d.N * d.W + d.N * d.C + lse) + io_bytes * (d.N * d.W + d.N * d.C), attention_bf16(l));
+          kF32 * (d.N * d.W + 2 * d.N * d.C + lse) + qkv_bytes * d.N * d.W, attention_bf16(l));
 }
 
 // The LM head and its loss in training: the logits' GEMM, dx's and (unless frozen) dW's, and

@@ -25,6 +25,11 @@ void linear_forward_bf16(backend::Gemm& gemm, float* out, const uint16_t* inp, c
     gemm.run_bf16({.M = N, .N = OC, .K = C, .trans_b = true}, inp, weight, out, bias);
 }
 
+void linear_forward_bf16(backend::Gemm& gemm, bf16* out, const uint16_t* inp, const uint16_t* weight,
+                         const float* bias, int64_t N, int64_t C, int64_t OC) {
+    gemm.run_bf16({.M = N, .N = OC, .K = C, .trans_b = true}, inp, weight, out, bias);
+}
+
 void linear_backward_bf16(backend::Gemm& gemm, float* dinp, float* dweight, float* dbias,
                           const float* dout, const uint16_t* dout_bf16, const uint16_t* inp,
                           const uint16_t* weight, int64_t N, int64_t C, int64_t OC, WeightGrad mode) {

@@ -25,6 +25,10 @@ void linear_backward(backend::Gemm& gemm, float* dinp, float* dweight, float* db
 // accumulate in fp32; out, dinp, dweight and dbias are fp32 (dbias from dout's fp32 copy).
 void linear_forward_bf16(backend::Gemm& gemm, float* out, const uint16_t* inp, const uint16_t* weight,
                          const float* bias, int64_t N, int64_t C, int64_t OC);
+// The same with out in bfloat16 too (the fp32 sum plus bias, rounded once): an output kept
+// only as the input of bf16 work.
+void linear_forward_bf16(backend::Gemm& gemm, bf16* out, const uint16_t* inp, const uint16_t* weight,
+                         const float* bias, int64_t N, int64_t C, int64_t OC);
 void linear_backward_bf16(backend::Gemm& gemm, float* dinp, float* dweight, float* dbias,
                           const float* dout, const uint16_t* dout_bf16, const uint16_t* inp,
                           const uint16_t* weight, int64_t N, int64_t C, int64_t OC,

@@ -91,6 +91,13 @@ TEST_P(LinearTwin, Bf16KernelMatchesTwinOnRoundedInputs) {
         kernels::linear_forward_bf16(*gemm, out.data(), inp_h.data(), w_h.data(), b.data(), N, C, OC);
         kernels::ref::linear_forward(out_r.data(), inp_r.data(), w_r.data(), convert<double>(b).data(), N, C, OC);
         EXPECT_TRUE(close(out, out_r, kTwinRtol, kTwinAtol)) << N << "x" << C << "x" << OC;
+        // The output kept in bf16: the same, rounded once (to half a bf16 step).
+        std::vector<bf16> out_h(N * OC, 0xFFFF);
+        kernels::linear_forward_bf16(*gemm, out_h.data(), inp_h.data(), w_h.data(), b.data(), N, C, OC);
+        for (int64_t i = 0; i < N * OC; i++) {
+            ASSERT_NEAR(from_bf16(out_h[i]), out_r[i], std::abs(out_r[i]) * 0x1.0p-8 + kTwinAtol)
+                << i << " of " << N << "x" << C << "x" << OC;
+        }
         // dinp starts as NaN: the kernel must overwrite every element.
         auto dinp = std::vector<float>(N * C, kNaN);
         auto dw = random_vector(OC * C, 10), db = random_vector(OC, 11);

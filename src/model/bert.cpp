@@ -77,6 +77,15 @@ void Bert::linear(float* out, const float* inp, const uint16_t* inp_h, const flo
     }
 }
 
+void Bert::linear(float* out, uint16_t* out_h, const float* inp, const uint16_t* inp_h, const float* w,
+                  const float* b, int64_t N, int64_t C, int64_t OC) {
+    if (precision_ == Precision::Fp32) {
+        linear_forward(gemm_, out, inp, w, b, N, C, OC);
+    } else {
+        linear_forward_bf16(gemm_, out_h, inp_h, half(w), b, N, C, OC);
+    }
+}
+
 void Bert::linear_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp,
                            const uint16_t* inp_h, const float* w, int64_t N, int64_t C, int64_t OC, WeightGrad mode) {
     if (precision_ == Precision::Fp32) {
@@ -166,10 +175,15 @@ void Bert::forward_body(const int32_t* inputs, const int32_t* lengths) {
     for (int64_t l = 0; l < cfg_.n_layer; l++) {
         const BertLayerParams& w = p_.layer[l];
         const BertLayerActs& a = acts_.layers[l];
-        linear(a.qkv, x, x_h, w.qkv_weight, w.qkv_bias, N, H, 3 * H);
+        linear(a.qkv, a.qkv_h, x, x_h, w.qkv_weight, w.qkv_bias, N, H, 3 * H);
         lap("matmul_fwd");
-        attention_forward(a.atty, a.att_lse, a.qkv, B, T, H, cfg_.n_head, cfg_.n_head, mask, attention_math());
-        half_copy(a.atty_h, a.atty, N * H);
+        if (precision_ == Precision::Fp32) {
+            attention_forward(a.atty, a.att_lse, a.qkv, B, T, H, cfg_.n_head, cfg_.n_head, mask, attention_math());
+        } else {
+            attention_forward(a.atty, a.att_lse, a.qkv_h, B, T, H, cfg_.n_head, cfg_.n_head, mask,
+                              attention_math());
+            half_copy(a.atty_h, a.atty, N * H);
+        }
         lap("attention_fwd");
         linear(acts_.proj, a.atty, a.atty_h, w.attn_out_weight, w.attn_out_bias, N, H, H);
         lap("matmul_fwd");
@@ -177,10 +191,10 @@ void Bert::forward_body(const int32_t* inputs, const int32_t* lengths) {
                                    w.attn_ln_bias, N, H, eps);
         half_copy(a.h1_h, a.h1, N * H);
         lap("residual_layernorm_fwd");
-        linear(a.inter, a.h1, a.h1_h, w.inter_weight, w.inter_bias, N, H, I);
+        linear(a.inter, a.inter_h, a.h1, a.h1_h, w.inter_weight, w.inter_bias, N, H, I);
         lap("matmul_fwd");
         if (precision_ == Precision::Bf16) {
-            gelu_erf_forward(a.gelu_h, a.inter, N * I);
+            gelu_erf_forward(a.gelu_h, a.inter_h, N * I);
         } else {
             gelu_erf_forward(a.gelu, a.inter, N * I);
         }
@@ -393,7 +407,11 @@ void Bert::backward_body(WeightGrad mode) {
         lap("layernorm_bwd");
         linear_backward(acts_.dgelu, dw.out_weight, dw.out_bias, dres, a.gelu, a.gelu_h, w.out_weight, N, I, H, mode);
         lap("matmul_bwd");
-        gelu_erf_backward(acts_.dinter, acts_.dgelu, a.inter, N * I);
+        if (precision_ == Precision::Fp32) {
+            gelu_erf_backward(acts_.dinter, acts_.dgelu, a.inter, N * I);
+        } else {
+            gelu_erf_backward(acts_.dinter, acts_.dgelu, a.inter_h, N * I);
+        }
         lap("gelu_bwd");
         linear_backward(dtmp, dw.inter_weight, dw.inter_bias, acts_.dinter, a.h1, a.h1_h, w.inter_weight, N, H, I,
                         mode);
@@ -409,8 +427,13 @@ void Bert::backward_body(WeightGrad mode) {
         linear_backward(acts_.datty, dw.attn_out_weight, dw.attn_out_bias, dres, a.atty, a.atty_h, w.attn_out_weight,
                         N, H, H, mode);
         lap("matmul_bwd");
-        attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, H, cfg_.n_head, cfg_.n_head, mask,
-                           attention_math());
+        if (precision_ == Precision::Fp32) {
+            attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, H, cfg_.n_head, cfg_.n_head,
+                               mask, attention_math());
+        } else {
+            attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv_h, B, T, H, cfg_.n_head,
+                               cfg_.n_head, mask, attention_math());
+        }
         lap("attention_bwd");
         linear_backward(dx, dw.qkv_weight, dw.qkv_bias, acts_.dqkv, x, x_h, w.qkv_weight, N, H, 3 * H, mode);
         lap("matmul_bwd");

@@ -55,6 +55,9 @@ private:
     // out (N, OC) = inp · wᵀ + b in the model's precision: inp in fp32, or inp_h in bf16.
     void linear(float* out, const float* inp, const uint16_t* inp_h, const float* w, const float* b, int64_t N,
                 int64_t C, int64_t OC);
+    // The same for an output kept for backward: out in fp32, or out_h in bf16.
+    void linear(float* out, uint16_t* out_h, const float* inp, const uint16_t* inp_h, const float* w,
+                const float* b, int64_t N, int64_t C, int64_t OC);
     void linear_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp,
                          const uint16_t* inp_h, const float* w, int64_t N, int64_t C, int64_t OC,
                          kernels::WeightGrad mode);

@@ -14,7 +14,7 @@ template <class Fn>
 void visit_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision precision, bool head_one_pass, BertActs& a,
                      Fn&& fn) {
     const int64_t N = B * T, H = cfg.hidden, I = cfg.intermediate, L = cfg.num_labels;
-    const int64_t h = precision == Precision::Bf16 ? 1 : 0;  // bf16 copies only in mixed precision
+    const int64_t h = precision == Precision::Bf16 ? 1 : 0, f = 1 - h;  // bf16 only in mixed precision
     const int64_t mlm = L == 0 ? 1 : 0, cls = 1 - mlm;
     fn(N * H, a.embedded);
     fn(N * H, a.x0);
@@ -23,21 +23,23 @@ void visit_bert_acts(const BertConfig& cfg, int64_t B, int64_t T, Precision prec
     fn(h * N * H, a.x0_h);
     a.layers.resize(cfg.n_layer);
     for (BertLayerActs& l : a.layers) {
-        fn(N * 3 * H, l.qkv);
+        fn(f * N * 3 * H, l.qkv);
         fn(N * H, l.atty);
         fn(B * cfg.n_head * T, l.att_lse);
         fn(N * H, l.res1);
         fn(N * H, l.h1);
         fn(N, l.h1_mean);
         fn(N, l.h1_rstd);
-        fn(N * I, l.inter);
-        fn((1 - h) * N * I, l.gelu);
+        fn(f * N * I, l.inter);
+        fn(f * N * I, l.gelu);
         fn(N * H, l.res2);
         fn(N * H, l.out);
         fn(N, l.out_mean);
         fn(N, l.out_rstd);
+        fn(h * N * 3 * H, l.qkv_h);
         fn(h * N * H, l.atty_h);
         fn(h * N * H, l.h1_h);
+        fn(h * N * I, l.inter_h);
         fn(h * N * I, l.gelu_h);
         fn(h * N * H, l.out_h);
     }

@@ -14,6 +14,8 @@ namespace lmforge {
 
 // N = B·T rows. A layer's input x is the previous layer's output (post-LayerNorm, so fp32:
 // it is also the residual stream), plus its bfloat16 copy in mixed precision.
+// qkv, inter and gelu are fp32 in fp32 only (null in mixed precision, which keeps them in bf16:
+// attention, GELU and the GEMMs read nothing else of them).
 struct BertLayerActs {
     float* qkv;       // (N, 3H)
     float* atty;      // (N, H) attention output, heads side by side
@@ -22,12 +24,12 @@ struct BertLayerActs {
     float* h1;        // (N, H) LayerNorm(res1)
     float *h1_mean, *h1_rstd;  // (N)
     float* inter;     // (N, I) before GELU
-    float* gelu;      // (N, I) fp32 (null in mixed precision)
+    float* gelu;      // (N, I)
     float* res2;      // (N, H) h1 + feed-forward branch
     float* out;       // (N, H) LayerNorm(res2): the layer's output
     float *out_mean, *out_rstd;  // (N)
-    // Mixed precision: the GEMM inputs in bfloat16 (null in fp32).
-    uint16_t *atty_h, *h1_h, *gelu_h, *out_h;
+    // Mixed precision (null in fp32): the GEMM inputs, and qkv and inter, in bfloat16.
+    uint16_t *qkv_h, *atty_h, *h1_h, *inter_h, *gelu_h, *out_h;
 };
 
 struct BertActs {

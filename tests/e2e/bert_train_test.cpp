@@ -58,7 +58,7 @@ TEST_P(EncoderTrain, PretrainsExportsImportsAndFineTunes) {
     const auto model_toml = [&] { return BertTrain::model_toml(family.preset); };
     const std::string mlm = write("mlm.toml", model_toml() + "[data]\ndir = \"" + path("mlm_data") +
                                                   "\"\n[train]\ntask = \"mlm\"\nbatch_size = 16\nseq_len = 64\n"
-                                                  "max_steps = 2000\nthreads = 2\n[optim]\nlr = 3e-3\nwarmup_steps = 20\n"
+                                                  "max_steps = 4000\nthreads = 2\n[optim]\nlr = 3e-3\nwarmup_steps = 20\n"
                                                   "[eval]\nevery = 500\nbatches = 8\n[log]\nevery = 500\n"
                                                   "[run]\ndir = \"" + path("mlm_run") + "\"\n");
     auto o = run_lmforge("train " + mlm);
@@ -66,7 +66,9 @@ TEST_P(EncoderTrain, PretrainsExportsImportsAndFineTunes) {
     EXPECT_NE(o.err.find("80% [MASK], 10% random, 10% kept"), std::string::npos) << o.err;
     // Chance is the most frequent character's share; context must do far better. (A tiny
     // post-LN encoder first predicts from frequencies alone for a while, as transformers'
-    // BertForMaskedLM does alike: the steps are enough to get past that.)
+    // BertForMaskedLM does alike, and how long depends on the seed and on rounding: after 2000
+    // steps bert-tiny was still there (validation loss 1.9-2.0) for 3 and 4 seeds of 6, in two
+    // builds; after 4000 all six had left it, at 0.22-0.37, and DistilBERT alike.)
     std::map<char, int64_t> counts;
     for (const char c : corpus_) counts[c]++;
     int64_t top = 0;

@@ -53,7 +53,8 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
 // widened; elsewhere they widen qkv to fp32 first. Backward's out stays fp32: each dS is
 // P ∘ (dP − D) with D = rowsum(dO ∘ O), a difference that is small where a row's attention is
 // near uniform, and O's rounding to bf16 goes straight into it. (bert-tiny's masked-LM test
-// run ended at a validation loss of 2.14 with O read in bf16, under 1.5 with it in fp32.)
+// run, 4000 steps: a validation loss of 0.35 on average over 6 seeds with O rounded to bf16
+// for backward, 0.30 with it in fp32, and higher for 5 seeds of the 6.)
 void attention_forward(float* out, float* lse, const bf16* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
                        int64_t NKV, const AttentionMask& mask, AttentionMath math);
 void attention_backward(float* dqkv, const float* dout, const float* out, const float* lse, const bf16* qkv,

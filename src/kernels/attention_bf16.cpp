@@ -190,7 +190,9 @@ LMFORGE_BF16_DOT void pack_row_pairs(const In* x, int64_t ldx, int64_t rows, int
                 _mm512_storeu_si512(o, _mm512_permutexvar_epi16(interleave, two_rows16(x0 + c, x0 + ldx + c)));
             } else {
                 const auto mask = static_cast<__mmask16>((1u << std::min(cols - c, kLanes)) - 1u);
-                const __m512i both = two_rows16(x0 + c, mask, x0 + ldx + c, second ? mask : __mmask16(0));
+                // Without a second row, no lane of it is read (nor its address formed).
+                const In* x1 = second ? x0 + ldx + c : x0 + c;
+                const __m512i both = two_rows16(x0 + c, mask, x1, second ? mask : __mmask16(0));
                 _mm512_mask_storeu_epi32(o, mask, _mm512_permutexvar_epi16(interleave, both));
             }
         }

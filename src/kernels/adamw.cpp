@@ -10,15 +10,15 @@ namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 namespace {
 
-// A moment as float, and stored back: exactly for fp32 moments; for bf16 ones, rounded
+// A moment (or a gradient) as float, and a moment stored back: exactly for fp32 moments; for bf16 ones, rounded
 // stochastically with 16 of the element's random bits (the low half for m, the high for v).
 inline float load(const float* x, int64_t i) { return x[i]; }
 inline float load(const bf16* x, int64_t i) { return from_bf16(x[i]); }
 inline void store(float* x, int64_t i, float value, uint32_t) { x[i] = value; }
 inline void store(bf16* x, int64_t i, float value, uint32_t noise) { x[i] = to_bf16_stochastic(value, noise); }
 
-template <class Moment, bool kMirror>
-void update(float* params, Moment* m, Moment* v, const float* grads, int64_t n, const AdamWHyper& h,
+template <class Moment, class Grad, bool kMirror>
+void update(float* params, Moment* m, Moment* v, const Grad* grads, int64_t n, const AdamWHyper& h,
             int64_t first_index, uint16_t* mirror) {
     const float bias_correction1 = 1.0f - std::pow(h.beta1, static_cast<float>(h.step));
     const float bias_correction2 = 1.0f - std::pow(h.beta2, static_cast<float>(h.step));
@@ -32,7 +32,7 @@ void update(float* params, Moment* m, Moment* v, const float* grads, int64_t n, 
     const uint32_t step_key = rounding_step_key(h.step), index0 = static_cast<uint32_t>(first_index);
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) {
-        const float g = grads[i] * scale;  // = torch's clip, then step
+        const float g = load(grads, i) * scale;  // = torch's clip, then step
         const float m_old = load(m, i);
         const float mi = m_old + (g - m_old) * one_minus_beta1;  // torch: m.lerp_(g, 1 - beta1)
         const float vi = load(v, i) * beta2 + one_minus_beta2 * g * g;
@@ -47,14 +47,14 @@ void update(float* params, Moment* m, Moment* v, const float* grads, int64_t n, 
     }
 }
 
-template <class Moment>
-void update_either(float* params, Moment* m, Moment* v, const float* grads, int64_t n, const AdamWHyper& h,
+template <class Moment, class Grad>
+void update_either(float* params, Moment* m, Moment* v, const Grad* grads, int64_t n, const AdamWHyper& h,
                    int64_t first_index, uint16_t* mirror) {
     // Two loops rather than a test inside one, so each vectorises.
     if (mirror != nullptr) {
-        update<Moment, true>(params, m, v, grads, n, h, first_index, mirror);
+        update<Moment, Grad, true>(params, m, v, grads, n, h, first_index, mirror);
     } else {
-        update<Moment, false>(params, m, v, grads, n, h, first_index, nullptr);
+        update<Moment, Grad, false>(params, m, v, grads, n, h, first_index, nullptr);
     }
 }
 
@@ -66,6 +66,16 @@ void adamw_update(float* params, float* m, float* v, const float* grads, int64_t
 }
 
 void adamw_update(float* params, uint16_t* m, uint16_t* v, const float* grads, int64_t n,
+                  const AdamWHyper& h, int64_t first_index, uint16_t* mirror) {
+    update_either(params, m, v, grads, n, h, first_index, mirror);
+}
+
+void adamw_update(float* params, float* m, float* v, const uint16_t* grads, int64_t n,
+                  const AdamWHyper& h, uint16_t* mirror) {
+    update_either(params, m, v, grads, n, h, 0, mirror);
+}
+
+void adamw_update(float* params, uint16_t* m, uint16_t* v, const uint16_t* grads, int64_t n,
                   const AdamWHyper& h, int64_t first_index, uint16_t* mirror) {
     update_either(params, m, v, grads, n, h, first_index, mirror);
 }

@@ -30,4 +30,10 @@ void adamw_update(float* params, float* m, float* v, const float* grads, int64_t
 void adamw_update(float* params, uint16_t* m, uint16_t* v, const float* grads, int64_t n,
                   const AdamWHyper& h, int64_t first_index, uint16_t* mirror = nullptr);
 
+// Both forms with the gradients kept in bfloat16 (train.grads = "bf16"), widened as read.
+void adamw_update(float* params, float* m, float* v, const uint16_t* grads, int64_t n,
+                  const AdamWHyper& h, uint16_t* mirror = nullptr);
+void adamw_update(float* params, uint16_t* m, uint16_t* v, const uint16_t* grads, int64_t n,
+                  const AdamWHyper& h, int64_t first_index, uint16_t* mirror = nullptr);
+
 }  // namespace lmforge::kernels

@@ -105,6 +105,14 @@ LMFORGE_KERNEL(void, adamw_update,
                (float* params, uint16_t* m, uint16_t* v, const float* grads, int64_t n, const AdamWHyper& h,
                 int64_t first_index, uint16_t* mirror),
                (params, m, v, grads, n, h, first_index, mirror))
+LMFORGE_KERNEL(void, adamw_update,
+               (float* params, float* m, float* v, const uint16_t* grads, int64_t n, const AdamWHyper& h,
+                uint16_t* mirror),
+               (params, m, v, grads, n, h, mirror))
+LMFORGE_KERNEL(void, adamw_update,
+               (float* params, uint16_t* m, uint16_t* v, const uint16_t* grads, int64_t n, const AdamWHyper& h,
+                int64_t first_index, uint16_t* mirror),
+               (params, m, v, grads, n, h, first_index, mirror))
 
 // attention.h, attention_decode.h
 LMFORGE_KERNEL(void, attention_forward,
@@ -131,6 +139,7 @@ LMFORGE_KERNEL(void, attention_decode,
 
 // bf16.h, classifier.h, encoder.h
 LMFORGE_KERNEL(void, to_bf16, (bf16 * out, const float* in, int64_t n), (out, in, n))
+LMFORGE_KERNEL(void, add_to_bf16, (bf16 * acc, const float* in, int64_t n), (acc, in, n))
 LMFORGE_KERNEL(void, classifier_forward,
                (float* logits, float* losses, const float* h, const float* score, const float* bias,
                 const int32_t* labels, int64_t B, int64_t C, int64_t L),
@@ -151,6 +160,11 @@ LMFORGE_KERNEL(void, token_embedding_forward, (float* out, const int32_t* inp, c
                (out, inp, wte, N, C))
 LMFORGE_KERNEL(void, token_embedding_backward,
                (float* dwte, const float* dout, const int32_t* inp, int64_t N, int64_t C), (dwte, dout, inp, N, C))
+LMFORGE_KERNEL(void, token_embedding_backward,
+               (uint16_t* dwte, const float* dout, const int32_t* inp, int64_t N, int64_t C), (dwte, dout, inp, N, C))
+LMFORGE_KERNEL(void, encoder_backward,
+               (uint16_t* dwte, float* dwpe, const float* dout, const int32_t* inp, int64_t B, int64_t T, int64_t C),
+               (dwte, dwpe, dout, inp, B, T, C))
 
 // gelu.h
 LMFORGE_KERNEL(void, gelu_forward, (float* out, const float* inp, int64_t n), (out, inp, n))
@@ -174,6 +188,7 @@ LMFORGE_KERNEL(void, gelu_erf_backward, (float* dinp, const float* dout, const b
 
 // grad_norm.h
 LMFORGE_KERNEL(double, sum_of_squares, (const float* x, int64_t n), (x, n))
+LMFORGE_KERNEL(double, sum_of_squares, (const uint16_t* x, int64_t n), (x, n))
 LMFORGE_KERNEL(void, scale_inplace, (float* x, int64_t n, float scale), (x, n, scale))
 
 // layernorm.h
@@ -327,11 +342,11 @@ LMFORGE_KERNEL(int64_t, lm_head_dlogits_scratch, (int64_t N, int64_t V, bool one
     (backend::Gemm & gemm, const LmHeadLossShape& s, float* losses, float* lse, const In* x, const In* wte,   \
      const float* bias, const int32_t* targets, float* logits_chunk, float* target_logit, float* row_max)
 #define LMFORGE_HEAD_BACKWARD_PARAMS(In)                                                                         \
-    (backend::Gemm & gemm, const LmHeadLossShape& s, float* dx, float* dwte, float* dbias, bool accumulate,     \
+    (backend::Gemm & gemm, const LmHeadLossShape& s, float* dx, GradOut dwte, float* dbias, bool accumulate,    \
      const In* x, const In* wte, const float* bias, const float* lse, const int32_t* targets, float dloss,      \
      float* logits_chunk, In* dlogits_chunk)
 #define LMFORGE_HEAD_TRAIN_PARAMS(In)                                                                            \
-    (backend::Gemm & gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx, float* dwte,        \
+    (backend::Gemm & gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx, GradOut dwte,       \
      float* dbias, bool accumulate, const In* x, const In* wte, const float* bias, const int32_t* targets,      \
      float dloss, float* logits_block, In* dlogits_block, float* target_logit, float* row_max,                   \
      const SoftTargets* soft)

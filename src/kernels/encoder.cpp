@@ -2,6 +2,10 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
 #include "backend/threads.h"
 #include "core/bf16.h"
 
@@ -80,6 +84,51 @@ void token_embedding_backward(float* dwte, const float* dout, const int32_t* inp
             float* tok = dwte + static_cast<int64_t>(inp[n]) * C;
 #pragma omp simd
             for (int64_t c = c0; c < c1; c++) tok[c] += d[c];
+        }
+    }
+}
+
+void token_embedding_backward(bf16* dwte, const float* dout, const int32_t* inp, int64_t N, int64_t C) {
+    // The positions grouped by token, each group in position order.
+    std::vector<int32_t> order(static_cast<size_t>(N));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [inp](int32_t a, int32_t b) { return inp[a] < inp[b]; });
+    std::vector<int64_t> group_begin;
+    for (int64_t i = 0; i < N; i++) {
+        if (i == 0 || inp[order[i]] != inp[order[i - 1]]) group_begin.push_back(i);
+    }
+    group_begin.push_back(N);
+    const auto groups = static_cast<int64_t>(group_begin.size()) - 1;
+#pragma omp parallel
+    {
+        std::vector<float> sum(static_cast<size_t>(C));
+        float* acc = sum.data();
+#pragma omp for schedule(dynamic, 8)
+        for (int64_t g = 0; g < groups; g++) {
+            std::fill_n(acc, C, 0.0f);
+            for (int64_t i = group_begin[g]; i < group_begin[g + 1]; i++) {
+                const float* d = dout + static_cast<int64_t>(order[i]) * C;
+#pragma omp simd
+                for (int64_t c = 0; c < C; c++) acc[c] += d[c];
+            }
+            bf16* tok = dwte + static_cast<int64_t>(inp[order[group_begin[g]]]) * C;
+#pragma omp simd
+            for (int64_t c = 0; c < C; c++) tok[c] = lmforge::to_bf16(from_bf16(tok[c]) + acc[c]);
+        }
+    }
+}
+
+void encoder_backward(bf16* dwte, float* dwpe, const float* dout, const int32_t* inp, int64_t B, int64_t T,
+                      int64_t C) {
+    token_embedding_backward(dwte, dout, inp, B * T, C);
+    // Each position's rows in batch order, as the fp32 form adds them.
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < T; t++) {
+        float* pos = dwpe + t * C;
+        for (int64_t b = 0; b < B; b++) {
+            const float* d = dout + (b * T + t) * C;
+#pragma omp simd
+            for (int64_t c = 0; c < C; c++) pos[c] += d[c];
         }
     }
 }

@@ -24,4 +24,13 @@ void token_embedding_forward(float* out, const int32_t* inp, const uint16_t* wte
 // Accumulates (+=): dwte[inp[n]] += dout[n], in an order fixed whatever the thread count.
 void token_embedding_backward(float* dwte, const float* dout, const int32_t* inp, int64_t N, int64_t C);
 
+// The same into gradients kept in bfloat16 (train.grads = "bf16"): each token's rows are summed
+// in fp32 first, in position order, and added to its row once, rounded to nearest. (Rounding
+// every position's add would drop a frequent token's small terms.)
+void token_embedding_backward(uint16_t* dwte, const float* dout, const int32_t* inp, int64_t N, int64_t C);
+
+// encoder_backward with dwte in bfloat16, added as token_embedding_backward's; dwpe as ever.
+void encoder_backward(uint16_t* dwte, float* dwpe, const float* dout, const int32_t* inp,
+                      int64_t B, int64_t T, int64_t C);
+
 }  // namespace lmforge::kernels

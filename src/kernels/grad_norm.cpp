@@ -2,11 +2,16 @@
 
 #include <algorithm>
 
+#include "core/bf16.h"
+
 #include "kernels/isa_begin.h"
 
 namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
-double sum_of_squares(const float* x, int64_t n) {
+namespace {
+
+template <class T>
+double squares(const T* x, int64_t n) {
     // A fixed number of chunks, summed in a fixed order: an OpenMP reduction would combine
     // thread partials in arrival order, and a resumed run must reproduce the norm to the bit.
     constexpr int64_t kChunks = 256;
@@ -21,7 +26,7 @@ double sum_of_squares(const float* x, int64_t n) {
             const int64_t stop = std::min(end, r + 4096);
             float run = 0.0f;
 #pragma omp simd reduction(+ : run)
-            for (int64_t i = r; i < stop; i++) run += x[i] * x[i];
+            for (int64_t i = r; i < stop; i++) run += to_float(x[i]) * to_float(x[i]);
             acc += run;
         }
         partial[c] = acc;
@@ -30,6 +35,11 @@ double sum_of_squares(const float* x, int64_t n) {
     for (double p : partial) total += p;
     return total;
 }
+
+}  // namespace
+
+double sum_of_squares(const float* x, int64_t n) { return squares(x, n); }
+double sum_of_squares(const bf16* x, int64_t n) { return squares(x, n); }
 
 void scale_inplace(float* x, int64_t n, float scale) {
 #pragma omp parallel for simd schedule(static)

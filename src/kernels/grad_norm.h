@@ -7,6 +7,8 @@ namespace lmforge::kernels {
 
 // Σ x², over (n), in double: sums of millions of squares lose digits in float.
 double sum_of_squares(const float* x, int64_t n);
+// The same over bfloat16 values (gradients kept in bf16), widened as read.
+double sum_of_squares(const uint16_t* x, int64_t n);
 
 // x (n) *= scale.
 void scale_inplace(float* x, int64_t n, float scale);

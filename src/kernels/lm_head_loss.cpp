@@ -34,6 +34,49 @@ void run(backend::Gemm& gemm, const backend::GemmShape& s, const bf16* a, const 
     gemm.run_bf16(s, a, b, c, bias);
 }
 
+// C (M, N) = or += op(A) · B into bf16: the fp32 sums a block of rows at a time in c.sums,
+// each rounded once (with C's own value when accumulating).
+void run_into_bf16(backend::Gemm& gemm, const backend::GemmShape& s, const bf16* a, const bf16* b, GradOut c) {
+    const int64_t rows = c.sums_floats / s.N, lda = s.stored_lda();
+    if (rows < 1) throw Error(fmt::format("{} floats of gradient sums hold no row of {}", c.sums_floats, s.N));
+    for (int64_t m0 = 0; m0 < s.M; m0 += rows) {
+        backend::GemmShape block = s;
+        block.M = std::min(rows, s.M - m0);
+        block.lda = lda;
+        block.accumulate = false;
+        gemm.run_bf16(block, a + (s.trans_a ? m0 : m0 * lda), b, c.sums);
+        bf16* out = c.bf16 + m0 * s.N;
+        const float* sums = c.sums;
+        const int64_t n = block.M * s.N;
+        if (s.accumulate) {
+#pragma omp parallel for simd schedule(static)
+            for (int64_t i = 0; i < n; i++) out[i] = lmforge::to_bf16(from_bf16(out[i]) + sums[i]);
+        } else {
+#pragma omp parallel for simd schedule(static)
+            for (int64_t i = 0; i < n; i++) out[i] = lmforge::to_bf16(sums[i]);
+        }
+    }
+}
+
+// A weight gradient's GEMM, into fp32 or (with bf16 inputs) bf16.
+template <class In>
+void run_grad(backend::Gemm& gemm, const backend::GemmShape& s, const In* a, const In* b, GradOut c) {
+    if (c.f32 != nullptr) {
+        run(gemm, s, a, b, c.f32);
+    } else if constexpr (std::is_same_v<In, bf16>) {
+        run_into_bf16(gemm, s, a, b, c);
+    } else {
+        throw Error("bf16 gradients need bf16 GEMM inputs");
+    }
+}
+
+// Zero gradients for the padded rows V..Vp-1 of the embedding.
+void zero_padding(const LmHeadLossShape& s, GradOut dwte) {
+    const auto n = static_cast<size_t>((s.Vp - s.V) * s.C);
+    if (dwte.f32 != nullptr) std::memset(dwte.f32 + s.V * s.C, 0, sizeof(float) * n);
+    if (dwte.bf16 != nullptr) std::memset(dwte.bf16 + s.V * s.C, 0, sizeof(bf16) * n);
+}
+
 // logits (N, nc) = x · wte[c0 : c0+nc]ᵀ + bias[c0 : c0+nc]
 template <class In>
 void chunk_logits(backend::Gemm& gemm, const LmHeadLossShape& s, int64_t c0, int64_t nc, const In* x, const In* wte,
@@ -192,19 +235,19 @@ int64_t lm_head_dlogits_scratch(int64_t N, int64_t V, bool one_pass, bool bias) 
 }
 
 template <class In>
-void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, float* dbias,
+void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, GradOut dwte, float* dbias,
                            bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,
                            const int32_t* targets, float dloss, float* logits_chunk, In* dlogits_chunk);
 
 template <class In>
 void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx,
-                        float* dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,
+                        GradOut dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,
                         const int32_t* targets, float dloss, float* logits_block, In* dlogits_block,
                         float* target_logit, float* row_max, const SoftTargets* soft) {
     // This level's own forward and backward (kernels/dispatch.cpp would take the long way).
     namespace level = LMFORGE_ISA_NAMESPACE;
     // A frozen head (dwte null) has no weight-gradient GEMM to make the one pass lose.
-    const bool one_pass = level::lm_head_one_pass(gemm, !std::is_same_v<In, float>) || dwte == nullptr;
+    const bool one_pass = level::lm_head_one_pass(gemm, !std::is_same_v<In, float>) || !dwte;
     if (!one_pass && soft == nullptr) {
         level::lm_head_loss_forward(gemm, s, losses, lse, x, wte, bias, targets, logits_block, target_logit,
                                     row_max);
@@ -251,16 +294,16 @@ void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* lo
         }
         if (dbias != nullptr) bias_backward(dbias, dlogits_fp32, nr, s.V);
         run(gemm, {.M = nr, .N = s.C, .K = s.V, .lda = ld}, dlogits, wte, dx + r0 * s.C);
-        if (dwte != nullptr) {
-            run(gemm, {.M = s.V, .N = s.C, .K = nr, .trans_a = true, .lda = ld, .accumulate = accumulate || r0 > 0},
-                dlogits, xb, dwte);
+        if (dwte) {
+            run_grad(gemm, {.M = s.V, .N = s.C, .K = nr, .trans_a = true, .lda = ld, .accumulate = accumulate || r0 > 0},
+                     dlogits, xb, dwte);
         }
     }
-    if (!accumulate && dwte != nullptr) std::memset(dwte + s.V * s.C, 0, sizeof(float) * (s.Vp - s.V) * s.C);
+    if (!accumulate && dwte) zero_padding(s, dwte);
 }
 
 template <class In>
-void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, float* dbias,
+void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, GradOut dwte, float* dbias,
                            bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,
                            const int32_t* targets, float dloss, float* logits_chunk, In* dlogits_chunk) {
     check_blocks(s.chunk, "chunk");
@@ -278,28 +321,28 @@ void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float*
         }
         if (dbias != nullptr) bias_backward(dbias + c0, dlogits_fp32, s.N, nc);
         run(gemm, {.M = s.N, .N = s.C, .K = nc, .accumulate = c0 > 0}, dlogits_chunk, wte + c0 * s.C, dx);
-        if (dwte != nullptr) {
-            run(gemm, {.M = nc, .N = s.C, .K = s.N, .trans_a = true, .accumulate = accumulate}, dlogits_chunk, x,
-                dwte + c0 * s.C);
+        if (dwte) {
+            run_grad(gemm, {.M = nc, .N = s.C, .K = s.N, .trans_a = true, .accumulate = accumulate}, dlogits_chunk, x,
+                     dwte + c0 * s.C);
         }
     }
-    if (!accumulate && dwte != nullptr) std::memset(dwte + s.V * s.C, 0, sizeof(float) * (s.Vp - s.V) * s.C);
+    if (!accumulate && dwte) zero_padding(s, dwte);
 }
 
 template void lm_head_loss_forward<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, const float*,
                                           const float*, const float*, const int32_t*, float*, float*, float*);
 template void lm_head_loss_forward<bf16>(backend::Gemm&, const LmHeadLossShape&, float*, float*, const bf16*,
                                          const bf16*, const float*, const int32_t*, float*, float*, float*);
-template void lm_head_loss_train<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, float*,
+template void lm_head_loss_train<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, GradOut,
                                         float*, bool, const float*, const float*, const float*, const int32_t*, float,
                                         float*, float*, float*, float*, const SoftTargets*);
-template void lm_head_loss_train<bf16>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, float*, float*,
+template void lm_head_loss_train<bf16>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, GradOut, float*,
                                        bool, const bf16*, const bf16*, const float*, const int32_t*, float, float*,
                                        bf16*, float*, float*, const SoftTargets*);
-template void lm_head_loss_backward<float>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, bool,
+template void lm_head_loss_backward<float>(backend::Gemm&, const LmHeadLossShape&, float*, GradOut, float*, bool,
                                            const float*, const float*, const float*, const float*, const int32_t*,
                                            float, float*, float*);
-template void lm_head_loss_backward<bf16>(backend::Gemm&, const LmHeadLossShape&, float*, float*, float*, bool,
+template void lm_head_loss_backward<bf16>(backend::Gemm&, const LmHeadLossShape&, float*, GradOut, float*, bool,
                                           const bf16*, const bf16*, const float*, const float*, const int32_t*, float,
                                           float*, bf16*);
 

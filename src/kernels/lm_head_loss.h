@@ -17,6 +17,7 @@
 
 #include "backend/gemm.h"
 #include "kernels/crossentropy.h"
+#include "kernels/grad_out.h"
 #include "kernels/soft_targets.h"
 
 namespace lmforge::kernels {
@@ -42,12 +43,12 @@ void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* 
                           float* target_logit, float* row_max = nullptr);
 
 // For loss = dloss · Σ losses: writes (=) dx (N, C); dwte (Vp, C) += or = (accumulate) the
-// head's share (padded rows get zero); dbias (V) += or = the column sums of dlogits, taken in
+// head's share (padded rows get zero), in fp32 or, with bf16 inputs, bf16 (kernels/grad_out.h); dbias (V) += or = the column sums of dlogits, taken in
 // fp32 (also in mixed precision). bias and dbias may be null. dlogits_chunk: N · chunk
 // scratch; in fp32 it may be logits_chunk itself (in bf16 with dbias, logits_chunk keeps the
 // fp32 dlogits for the column sums).
 template <class In>
-void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, float* dwte, float* dbias,
+void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, GradOut dwte, float* dbias,
                            bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,
                            const int32_t* targets, float dloss, float* logits_chunk, In* dlogits_chunk);
 
@@ -89,7 +90,7 @@ int64_t lm_head_dlogits_scratch(int64_t N, int64_t V, bool one_pass, bool bias);
 // where the chunked passes are the rule, in blocks of as many rows as their scratch holds.
 template <class In>
 void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx,
-                        float* dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,
+                        GradOut dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,
                         const int32_t* targets, float dloss, float* logits_block, In* dlogits_block,
                         float* target_logit, float* row_max = nullptr, const SoftTargets* soft = nullptr);
 

@@ -21,6 +21,15 @@ AdamW::AdamW(const ParamLayout& layout, const AdamWConfig& cfg, int64_t begin, i
 }
 
 void AdamW::step(float* params, const float* grads, float lr, float grad_scale, uint16_t* mirror) {
+    step_with(params, grads, lr, grad_scale, mirror);
+}
+
+void AdamW::step(float* params, const uint16_t* grads, float lr, float grad_scale, uint16_t* mirror) {
+    step_with(params, grads, lr, grad_scale, mirror);
+}
+
+template <class Grad>
+void AdamW::step_with(float* params, const Grad* grads, float lr, float grad_scale, uint16_t* mirror) {
     step_++;
     kernels::AdamWHyper h{.lr = lr, .beta1 = cfg_.beta1, .beta2 = cfg_.beta2, .eps = cfg_.eps,
                           .step = step_, .grad_scale = grad_scale};

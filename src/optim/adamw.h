@@ -35,6 +35,9 @@ public:
     // the step refreshes in the same pass (mixed precision).
     void step(float* params, const float* grads, float lr, float grad_scale = 1.0f,
               uint16_t* mirror = nullptr);
+    // The same with the gradients kept in bfloat16 (train.grads = "bf16").
+    void step(float* params, const uint16_t* grads, float lr, float grad_scale = 1.0f,
+              uint16_t* mirror = nullptr);
 
     int64_t begin() const { return begin_; }
     int64_t end() const { return end_; }
@@ -47,6 +50,9 @@ public:
     const AdamWConfig& config() const { return cfg_; }
 
 private:
+    template <class Grad>
+    void step_with(float* params, const Grad* grads, float lr, float grad_scale, uint16_t* mirror);
+
     struct Segment {
         int64_t offset, length;  // offset relative to begin_
         bool decay;

@@ -10,6 +10,10 @@ double grad_norm(const float* grads, int64_t n) {
     return std::sqrt(kernels::sum_of_squares(grads, n));
 }
 
+double grad_norm(const uint16_t* grads, int64_t n) {
+    return std::sqrt(kernels::sum_of_squares(grads, n));
+}
+
 float clip_factor(double norm, double max_norm) {
     return max_norm > 0.0 ? kernels::clip_factor(norm, max_norm) : 1.0f;
 }

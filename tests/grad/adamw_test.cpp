@@ -187,6 +187,48 @@ TEST(AdamW, Bf16MomentsDoNotDependOnHowTheBufferIsSplit) {
     EXPECT_EQ(whole.moment_bytes(), 2 * sizeof(bf16) * static_cast<size_t>(layout.total()));
 }
 
+TEST(AdamW, Bf16GradientsGiveWhatTheirFp32ValuesGive) {
+    // Gradients kept in bf16 are widened as read: the step is the fp32 kernel's on those values,
+    // to the bit, with fp32 and bf16 moments, through the optimizer's split across tensors.
+    ParamLayout layout;
+    layout.add("w", {30, 50});
+    layout.add("b", {77});
+    for (const MomentPrecision moments : {MomentPrecision::F32, MomentPrecision::BF16}) {
+        AdamW from_bf16_grads(layout, {.moments = moments}), from_fp32_grads(layout, {.moments = moments});
+        auto p = random_vector(layout.total(), 1), p_fp32 = p;
+        std::vector<bf16> mirror(layout.total()), mirror_fp32(layout.total());
+        for (int step = 0; step < 3; step++) {
+            const auto g = random_vector(layout.total(), 20 + step);
+            std::vector<bf16> g_h(g.size());
+            std::vector<float> g_wide(g.size());
+            for (size_t i = 0; i < g.size(); i++) {
+                g_h[i] = to_bf16(g[i]);
+                g_wide[i] = from_bf16(g_h[i]);
+            }
+            from_bf16_grads.step(p.data(), g_h.data(), 0.01f, 0.5f, mirror.data());
+            from_fp32_grads.step(p_fp32.data(), g_wide.data(), 0.01f, 0.5f, mirror_fp32.data());
+        }
+        EXPECT_EQ(p, p_fp32);
+        EXPECT_EQ(mirror, mirror_fp32);
+    }
+}
+
+TEST(GradClip, SumOfSquaresOfBf16IsThatOfTheirFp32Values) {
+    for (const int64_t n : {1, 257, 100003}) {
+        const auto x = random_vector(n, 2);
+        std::vector<bf16> x_h(n);
+        std::vector<float> wide(n);
+        for (int64_t i = 0; i < n; i++) {
+            x_h[i] = to_bf16(x[i]);
+            wide[i] = from_bf16(x_h[i]);
+        }
+        // Equal up to the order of the float runs' sums, which the two loops may split apart differently.
+        const double want = kernels::sum_of_squares(wide.data(), n);
+        EXPECT_NEAR(kernels::sum_of_squares(x_h.data(), n), want, 1e-6 * want) << n;
+        EXPECT_NEAR(grad_norm(x_h.data(), n), std::sqrt(want), 1e-6 * std::sqrt(want)) << n;
+    }
+}
+
 TEST(GradClip, SumOfSquaresMatchesTwin) {
     for (const int64_t n : {1, 255, 257, 100003}) {
         const auto x = random_vector(n, 2);

@@ -87,5 +87,24 @@ TEST(TokenEmbeddingTwin, KernelMatchesTwinOnRemainderShapes) {
     }
 }
 
+TEST(TokenEmbedding, Bf16GradientsAddEachTokensFp32SumOnce) {
+    // Into bf16 gradients, a token's rows are summed as the fp32 kernel sums them (from zero,
+    // in position order) and added once: bit for bit that rounded sum. Few tokens, many repeats;
+    // the positions of GPT-2's encoder take their fp32 sums as ever.
+    const int64_t B = 3, T = 43, N = B * T, C = 37, V = 5;
+    const auto inp = ids(N, V, 18);
+    const auto dout = random_vector(N * C, 19), start = random_vector(V * C, 20), wpe_start = random_vector(T * C, 21);
+    std::vector<bf16> dwte(V * C);
+    for (int64_t i = 0; i < V * C; i++) dwte[i] = to_bf16(start[i]);
+    std::vector<float> sums(V * C), dwpe = wpe_start, dwpe_fp32 = wpe_start, unused(V * C);
+    kernels::token_embedding_backward(sums.data(), dout.data(), inp.data(), N, C);
+    kernels::encoder_backward(unused.data(), dwpe_fp32.data(), dout.data(), inp.data(), B, T, C);
+    std::vector<bf16> want(V * C);
+    for (int64_t i = 0; i < V * C; i++) want[i] = to_bf16(from_bf16(dwte[i]) + sums[i]);
+    kernels::encoder_backward(dwte.data(), dwpe.data(), dout.data(), inp.data(), B, T, C);
+    EXPECT_EQ(dwte, want);
+    EXPECT_EQ(dwpe, dwpe_fp32);
+}
+
 }  // namespace
 }  // namespace lmforge::test

@@ -242,6 +242,56 @@ TEST_P(LmHeadLossTwin, TrainInOnePassEqualsUnfused) {
     }
 }
 
+TEST_P(LmHeadLossTwin, Bf16WeightGradientIsTheFp32OneRounded) {
+    // Into bf16 gradients (kernels/grad_out.h) the embedding's gradient is summed in fp32 blocks
+    // of 3 of its rows here, then rounded, with the gradient's own value when accumulating, once
+    // per block of head rows: within a few bf16 steps of the fp32 gradient's largest value.
+    auto gemm = backend::make_gemm(GetParam());
+    for (const Case& c : kCases) {
+        const Inputs in(c, 5);
+        const auto [x_h, x_r] = round_to_bf16(in.x);
+        const auto [wte_h, wte_r] = round_to_bf16(in.wte);
+        for (const int64_t rows : {int64_t{5}, c.N}) {
+            for (const bool accumulate : {false, true}) {
+                const kernels::LmHeadLossShape s{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = 64, .rows = rows};
+                const int64_t scratch = std::max(rows * c.V, c.N * s.chunk);
+                std::vector<float> losses(c.N), lse(c.N), target_logit(c.N), logits(scratch), dx(c.N * c.C);
+                std::vector<bf16> dlogits_h(scratch);
+                const auto start = random_vector(c.Vp * c.C, 9);
+                std::vector<bf16> dwte_h(start.size(), to_bf16(kNaN));
+                std::vector<float> dwte(start.size(), kNaN), sums(3 * c.C + 1);
+                for (size_t i = 0; accumulate && i < start.size(); i++) {
+                    dwte_h[i] = to_bf16(start[i]);
+                    dwte[i] = from_bf16(dwte_h[i]);
+                }
+                const auto train = [&](kernels::GradOut dw) {
+                    kernels::lm_head_loss_train(*gemm, s, losses.data(), lse.data(), dx.data(), dw, nullptr, accumulate,
+                                                x_h.data(), wte_h.data(), nullptr, in.targets.data(), kDloss,
+                                                logits.data(), dlogits_h.data(), target_logit.data());
+                };
+                train(dwte.data());
+                train({dwte_h.data(), sums.data(), static_cast<int64_t>(sums.size())});
+                const double largest = max_abs(std::span<const float>(dwte));
+                for (size_t i = 0; i < dwte.size(); i++) {
+                    ASSERT_NEAR(from_bf16(dwte_h[i]), dwte[i], 0x1p-6 * largest)
+                        << i << " of " << c.N << " rows by " << rows << (accumulate ? ", accumulating" : "");
+                }
+            }
+        }
+        const auto too_few = [&] {
+            std::vector<float> losses(c.N), lse(c.N), target_logit(c.N), logits(c.N * c.V + c.N * 64), dx(c.N * c.C);
+            std::vector<bf16> dlogits_h(logits.size()), dwte_h(c.Vp * c.C);
+            std::vector<float> sums(c.C);  // said to hold C - 1 floats: less than one row
+            kernels::lm_head_loss_train(*gemm, {.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = 64, .rows = c.N},
+                                        losses.data(), lse.data(), dx.data(),
+                                        {dwte_h.data(), sums.data(), c.C - 1}, nullptr, false, x_h.data(),
+                                        wte_h.data(), nullptr, in.targets.data(), kDloss, logits.data(),
+                                        dlogits_h.data(), target_logit.data());
+        };
+        EXPECT_THROW(too_few(), Error) << c.N;
+    }
+}
+
 TEST(LmHeadShape, AZeroChunkOrRowBlockIsRefusedNotLoopedOn) {
     auto gemm = backend::make_gemm(backend::GemmKind::Naive);
     const Case c{2, 4, 10, 64};

@@ -1,0 +1,34 @@
+// Where a kernel writes a weight's gradient: fp32, or bfloat16 where the gradients are kept in
+// bf16 (train.grads = "bf16"). Into bf16 a kernel takes its fp32 sums a block of rows at a time
+// in `sums` (sums_floats of room) and rounds each once, with the gradient's own value when
+// accumulating. Made from a float* (or null: no gradient wanted), so fp32 callers pass one as
+// ever.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lmforge::kernels {
+
+struct GradOut {
+    float* f32 = nullptr;
+    uint16_t* bf16 = nullptr;
+    float* sums = nullptr;
+    int64_t sums_floats = 0;
+
+    GradOut() = default;
+    GradOut(std::nullptr_t) {}
+    GradOut(float* p) : f32(p) {}
+    GradOut(uint16_t* p, float* sums, int64_t sums_floats) : bf16(p), sums(sums), sums_floats(sums_floats) {}
+
+    explicit operator bool() const { return f32 != nullptr || bf16 != nullptr; }
+    // The gradient `offset` elements on.
+    GradOut operator+(int64_t offset) const {
+        GradOut g = *this;
+        if (f32 != nullptr) g.f32 = f32 + offset;
+        if (bf16 != nullptr) g.bf16 = bf16 + offset;
+        return g;
+    }
+};
+
+}  // namespace lmforge::kernels

@@ -25,14 +25,14 @@ using namespace kernels;
 Bert::Bert(const BertConfig& cfg, backend::Gemm& gemm, Precision precision)
     : Model(bert_param_layout(validated(cfg)), precision), cfg_(cfg), gemm_(gemm) {
     p_ = bind_bert_params(cfg_, layout_, params_.data());
-    g_ = bind_bert_params(cfg_, layout_, grads_.data());
+    g_ = bind_bert_params(cfg_, layout_, grads_.fp32().data());
     const BertTensorNames& names = bert_tensor_names(cfg_);
     const std::string word = fmt::format("{}.word_embeddings.weight", names.embeddings);
     // Everything but the weight matrices is only ever added to in backward: zeroed when stale.
     for (const ParamSpec& s : layout_.specs()) {
         const bool matrix = s.shape.size() == 2 && s.name.find("_embeddings") == std::string::npos;
         if (!matrix && s.name != word) {
-            accumulated_grads_.emplace_back(grads_.data() + s.offset, static_cast<size_t>(s.numel));
+            accumulated_grads_.emplace_back(grads_.fp32().data() + s.offset, static_cast<size_t>(s.numel));
         }
     }
     for (int64_t l = 0; l < cfg_.n_layer; l++) {

@@ -128,6 +128,7 @@ LossSum CausalLm::forward_backward(const Batch& batch, float grad_scale, bool ac
     step_ = batch.step;
     forward_start(batch);
     const WeightGrad mode = begin_backward(accumulate);
+    open_head_grads();
     LossSum loss;
     if (classify) {
         loss = classify_head(batch.lengths.data(), batch.labels.data());
@@ -222,7 +223,7 @@ LossSum CausalLm::lm_head(const int32_t* targets, const float* grad_scale, Weigh
     std::fill_n(head_.losses, N, 0.0f);
     if (M == 0) {  // nothing to learn from: no gradient reaches the body
         if (grad_scale != nullptr) zero(head_io().dx, N * C);
-        if (grad_scale != nullptr && mode == WeightGrad::Overwrite) head_matrix_untouched();
+        if (grad_scale != nullptr && mode_for(head_grads().dw, mode) == WeightGrad::Overwrite) head_matrix_untouched();
         return {};
     }
     const HeadRows r = head_rows(targets);
@@ -237,13 +238,14 @@ LossSum CausalLm::lm_head(const int32_t* targets, const float* grad_scale, Weigh
 void CausalLm::run_lm_head(const HeadRows& r, int64_t M, const float* grad_scale, WeightGrad mode,
                            const SoftTargets* soft) {
     const HeadIo io = head_io();
-    const bool accumulate = mode == WeightGrad::Accumulate;
+    const GradOut dw = grad_scale != nullptr ? head_grads().dw : GradOut();
+    const bool accumulate = mode_for(dw, mode) == WeightGrad::Accumulate;
     if (grad_scale != nullptr && precision_ == Precision::Fp32) {
-        lm_head_loss_train(gemm_, lm_head_shape(M), r.losses, head_.lse, r.dx, io.dw, nullptr, accumulate, r.x, io.w,
+        lm_head_loss_train(gemm_, lm_head_shape(M), r.losses, head_.lse, r.dx, dw, nullptr, accumulate, r.x, io.w,
                            nullptr, r.targets, *grad_scale, head_.logits_chunk, head_.logits_chunk, r.target_logit,
                            r.row_max, soft);
     } else if (grad_scale != nullptr) {
-        lm_head_loss_train(gemm_, lm_head_shape(M), r.losses, head_.lse, r.dx, io.dw, nullptr, accumulate, r.x_h,
+        lm_head_loss_train(gemm_, lm_head_shape(M), r.losses, head_.lse, r.dx, dw, nullptr, accumulate, r.x_h,
                            io.w_h, nullptr, r.targets, *grad_scale, head_.logits_chunk, head_.dlogits_chunk_h,
                            r.target_logit, r.row_max, soft);
     } else if (precision_ == Precision::Fp32) {
@@ -302,13 +304,14 @@ LossSum CausalLm::classify_head(const int32_t* lengths, const int32_t* labels) {
 void CausalLm::classify_head_backward(const int32_t* labels, float dloss, WeightGrad mode) {
     const int64_t N = B_ * T_, C = dims_.C;
     const HeadIo io = head_io();
+    const HeadGrads grads = head_grads();
     const bool accumulate = mode == WeightGrad::Accumulate;
-    classifier_backward(head_.pooled_grad, io.dscore, nullptr, accumulate, head_.class_logits, head_.pooled, io.score,
+    classifier_backward(head_.pooled_grad, grads.dscore, nullptr, accumulate, head_.class_logits, head_.pooled, io.score,
                         labels, dloss, B_, C, dims_.L);
     // Only the pooled rows reach the head: d(final hidden) is zero elsewhere.
     zero(io.dx, N * C);
     for (int64_t b = 0; b < B_; b++) std::copy_n(head_.pooled_grad + b * C, C, io.dx + pooled_rows_[b] * C);
-    if (!accumulate) head_matrix_untouched();
+    if (mode_for(grads.dw, mode) == WeightGrad::Overwrite) head_matrix_untouched();
     lap("classifier_bwd");
 }
 

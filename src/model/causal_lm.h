@@ -109,19 +109,28 @@ protected:
 
     // Where the heads read and write, in the body's planned activations: the final hidden
     // states (N, C) in fp32 (x) or, where only bf16 is kept, x_h; their gradient dx (N, C); the
-    // LM head matrix (Vp, C) in fp32 (w) or, in mixed precision, bf16 (w_h), and its gradient
-    // (null where it is frozen); the classifier (L, C) and its gradient.
+    // LM head matrix (Vp, C) in fp32 (w) or, in mixed precision, bf16 (w_h); the classifier
+    // (L, C).
     struct HeadIo {
         const float* x;
         const uint16_t* x_h;
         float* dx;
         const float* w;
         const uint16_t* w_h;
-        float* dw;
         const float* score;
-        float* dscore;
     };
     virtual HeadIo head_io() const = 0;
+    // Where a training pass's head writes its weights' gradients: the LM head matrix's (null
+    // where it is frozen; bf16 where the gradients are, as it is too large for their window)
+    // and the classifier's. Only during a backward, after open_head_grads().
+    struct HeadGrads {
+        kernels::GradOut dw;
+        float* dscore;
+    };
+    virtual HeadGrads head_grads() = 0;
+    // Opens the gradient window over the range the head and the final norm write first (a
+    // no-op in fp32 gradients).
+    virtual void open_head_grads() {}
     // The body's activations for (B, T), and their bytes.
     virtual void plan_body(int64_t B, int64_t T) = 0;
     virtual size_t body_bytes() const = 0;

@@ -1,5 +1,6 @@
 #include "model/gpt2.h"
 
+#include <algorithm>
 #include <utility>
 
 #include <fmt/format.h>
@@ -27,17 +28,17 @@ Gpt2::Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm, Precision precision, Reco
       cfg_(cfg),
       recompute_(recompute) {
     p_ = bind_gpt2_params(cfg_, layout_, params_.data());
-    g_ = bind_gpt2_params(cfg_, layout_, grads_.data());
     const int64_t C = cfg_.n_embd;
-    accumulated_grads_ = {{g_.wpe, static_cast<size_t>(cfg_.block_size * C)},
-                          {g_.ln_f_weight, static_cast<size_t>(C)},
-                          {g_.ln_f_bias, static_cast<size_t>(C)}};
+    accumulated_grads_ = {{grad_of(p_.wpe), static_cast<size_t>(cfg_.block_size * C)},
+                          {grad_of(p_.ln_f_weight), static_cast<size_t>(C)},
+                          {grad_of(p_.ln_f_bias), static_cast<size_t>(C)}};
     for (int64_t l = 0; l < cfg_.n_layer; l++) {
         block_begin_.push_back(layout_.find(fmt::format("h.{}.ln_1.weight", l)).offset);
     }
     block_begin_.push_back(layout_.find("ln_f.weight").offset);
-    if (g_.score != nullptr) accumulated_grads_.emplace_back(g_.score, static_cast<size_t>(cfg_.num_labels * C));
-    for (const Gpt2LayerParams& l : g_.h) {
+    if (p_.score != nullptr) accumulated_grads_.emplace_back(grad_of(p_.score), static_cast<size_t>(cfg_.num_labels * C));
+    for (int64_t i = 0; i < cfg_.n_layer; i++) {
+        const Gpt2LayerParams l = layer_grads(i);
         for (auto [grad, n] : {std::pair{l.ln_1_weight, C}, {l.ln_1_bias, C}, {l.c_attn_bias, 3 * C},
                                {l.attn_c_proj_bias, C}, {l.ln_2_weight, C}, {l.ln_2_bias, C},
                                {l.c_fc_bias, 4 * C}, {l.mlp_c_proj_bias, C}}) {
@@ -173,10 +174,37 @@ void Gpt2::plan_body(int64_t B, int64_t T) {
 
 Gpt2::HeadIo Gpt2::head_io() const {
     const uint16_t* wte_h = precision_ == Precision::Bf16 ? half(p_.wte) : nullptr;
-    return {acts_.lnf, acts_.lnf_h, acts_.dln, p_.wte, wte_h, g_.wte, p_.score, g_.score};
+    return {acts_.lnf, acts_.lnf_h, acts_.dln, p_.wte, wte_h, p_.score};
 }
 
-void Gpt2::head_matrix_untouched() { zero(g_.wte, cfg_.padded_vocab() * cfg_.n_embd); }
+Gpt2::HeadGrads Gpt2::head_grads() {
+    // The tied embedding is too large for the bf16 gradients' window: written in bf16 directly.
+    return {grad_out(p_.wte), p_.score != nullptr ? grad_of(p_.score) : nullptr};
+}
+
+void Gpt2::open_head_grads() { open_grads(block_begin_.back(), layout_.total()); }
+
+int64_t Gpt2::grad_window() const {
+    const int64_t embeddings = block_begin_.front() - (p_.wpe - params_.data());  // wpe (wte is written in bf16)
+    int64_t widest = std::max(embeddings, layout_.total() - block_begin_.back());
+    for (size_t l = 0; l + 1 < block_begin_.size(); l++) widest = std::max(widest, block_begin_[l + 1] - block_begin_[l]);
+    return widest;
+}
+
+Gpt2LayerParams Gpt2::layer_grads(int64_t l) {
+    const Gpt2LayerParams& w = p_.h[l];
+    return {grad_of(w.ln_1_weight),       grad_of(w.ln_1_bias),        grad_of(w.c_attn_weight),
+            grad_of(w.c_attn_bias),       grad_of(w.attn_c_proj_weight), grad_of(w.attn_c_proj_bias),
+            grad_of(w.ln_2_weight),       grad_of(w.ln_2_bias),        grad_of(w.c_fc_weight),
+            grad_of(w.c_fc_bias),         grad_of(w.mlp_c_proj_weight), grad_of(w.mlp_c_proj_bias)};
+}
+
+void Gpt2::head_matrix_untouched() {
+    const int64_t n = cfg_.padded_vocab() * cfg_.n_embd;
+    const GradOut dwte = grad_out(p_.wte);
+    if (dwte.bf16 != nullptr) std::fill_n(dwte.bf16, n, uint16_t{0});
+    if (dwte.f32 != nullptr) zero(dwte.f32, n);
+}
 
 void Gpt2::forward_body(const int32_t* inputs) {
     const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd;
@@ -203,7 +231,7 @@ void Gpt2::backward_body(WeightGrad mode) {
     const float* last = cfg_.n_layer > 0 ? acts_.layers.back().res3 : acts_.encoded;
     zero(acts_.dres, N * C);
     lap("zero_scratch");
-    layernorm_backward(acts_.dres, g_.ln_f_weight, g_.ln_f_bias, acts_.dln, last, p_.ln_f_weight,
+    layernorm_backward(acts_.dres, grad_of(p_.ln_f_weight), grad_of(p_.ln_f_bias), acts_.dln, last, p_.ln_f_weight,
                        acts_.lnf_mean, acts_.lnf_rstd, N, C);
     lap("layernorm_bwd");
     grads_ready(block_begin_.back(), layout_.total());
@@ -211,7 +239,8 @@ void Gpt2::backward_body(WeightGrad mode) {
     // acts_.dres holds d(loss)/d(block output); each block adds its branches' gradients to it.
     for (int64_t l = cfg_.n_layer - 1; l >= 0; l--) {
         const Gpt2LayerParams& w = p_.h[l];
-        const Gpt2LayerParams& dw = g_.h[l];
+        open_grads(block_begin_[l], block_begin_[l + 1]);
+        const Gpt2LayerParams dw = layer_grads(l);
         const Gpt2LayerActs& a = acts_.layers[l];
         const float* residual = l > 0 ? acts_.layers[l - 1].res3 : acts_.encoded;
         recompute_block(l, residual);
@@ -256,7 +285,13 @@ void Gpt2::backward_body(WeightGrad mode) {
         lap("layernorm_bwd");
         grads_ready(block_begin_[l], block_begin_[l + 1]);
     }
-    encoder_backward(g_.wte, g_.wpe, acts_.dres, inputs_, B, T, C);
+    open_grads(p_.wpe - params_.data(), block_begin_.front());
+    const GradOut dwte = grad_out(p_.wte);
+    if (dwte.bf16 != nullptr) {
+        encoder_backward(dwte.bf16, grad_of(p_.wpe), acts_.dres, inputs_, B, T, C);
+    } else {
+        encoder_backward(dwte.f32, grad_of(p_.wpe), acts_.dres, inputs_, B, T, C);
+    }
     lap("encoder_bwd");
     grads_ready(0, block_begin_.front());
 }

@@ -42,6 +42,11 @@ public:
 
 private:
     HeadIo head_io() const override;
+    HeadGrads head_grads() override;
+    void open_head_grads() override;
+    int64_t grad_window() const override;
+    // Where block l's gradients are written (grad_of each of its tensors).
+    Gpt2LayerParams layer_grads(int64_t l);
     void plan_body(int64_t B, int64_t T) override;
     size_t body_bytes() const override { return arena_.capacity(); }
     void head_matrix_untouched() override;
@@ -84,7 +89,7 @@ private:
 
     Gpt2Config cfg_;
     Recompute recompute_;
-    Gpt2Params p_, g_;  // views of params_ and grads_
+    Gpt2Params p_;  // views of params_
     Arena arena_;
     Gpt2Acts acts_;
     std::vector<int64_t> block_begin_;  // offset of each block's first tensor; then ln_f's

@@ -124,10 +124,10 @@ Llama::Llama(const LlamaConfig& cfg, backend::Gemm& gemm, Precision precision, R
     if (lora_.enabled()) {
         bind_frozen();
         bind_adapters();
-        accumulated_grads_.emplace_back(grads_.data(), grads_.size());  // adapters only add to theirs
+        accumulated_grads_.emplace_back(grads_.fp32().data(), grads_.fp32().size());  // adapters only add to theirs
     } else {
         p_ = bind_llama_params(cfg_, layout_, params_.data());
-        g_ = bind_llama_params(cfg_, layout_, grads_.data());
+        g_ = bind_llama_params(cfg_, layout_, grads_.fp32().data());
         if (precision_ == Precision::Bf16) ph_ = bind_llama_params(cfg_, layout_, std::as_const(params_h_).data());
         for (int64_t l = 0; l < cfg_.n_layer; l++) {
             block_begin_.push_back(layout_.find(fmt::format("model.layers.{}.input_layernorm.weight", l)).offset);
@@ -173,7 +173,7 @@ void Llama::bind_frozen() {
     g_.layers.resize(cfg_.n_layer);
     if (cfg_.num_labels > 0) {
         p_.score = params_.data() + layout_.find(kLoraScore).offset;
-        g_.score = grads_.data() + layout_.find(kLoraScore).offset;
+        g_.score = grads_.fp32().data() + layout_.find(kLoraScore).offset;
     }
 }
 
@@ -196,8 +196,8 @@ void Llama::bind_adapters() {
                 a.A_h = params_h_.data() + A.offset;
                 a.B_h = params_h_.data() + B.offset;
             }
-            a.dA = grads_.data() + A.offset;
-            a.dB = grads_.data() + B.offset;
+            a.dA = grads_.fp32().data() + A.offset;
+            a.dB = grads_.fp32().data() + B.offset;
             a.in = A.shape[1];
             a.out = B.shape[0];
             a.offset = offset[t];
@@ -324,14 +324,15 @@ void Llama::plan_body(int64_t B, int64_t T) {
 
 Llama::HeadIo Llama::head_io() const {
     const bool tied = cfg_.tie_embeddings;
-    return {acts_.lnf,   acts_.lnf_h, acts_.dln,  tied ? p_.embed : p_.lm_head, tied ? ph_.embed : ph_.lm_head,
-            tied ? g_.embed : g_.lm_head, p_.score, g_.score};
+    return {acts_.lnf, acts_.lnf_h, acts_.dln, tied ? p_.embed : p_.lm_head, tied ? ph_.embed : ph_.lm_head, p_.score};
 }
+
+Llama::HeadGrads Llama::head_grads() { return {cfg_.tie_embeddings ? g_.embed : g_.lm_head, g_.score}; }
 
 void Llama::head_matrix_untouched() {
     // A classifier has no LM head matrix (and the embedding's gradient is zeroed with the
     // accumulated ones); a language model's is the embedding (tied) or lm_head, unless frozen.
-    float* dw = head_io().dw;
+    float* dw = head_grads().dw.f32;
     if (cfg_.num_labels == 0 && dw != nullptr) zero(dw, cfg_.padded_vocab() * cfg_.n_embd);
 }
 

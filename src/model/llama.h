@@ -64,6 +64,7 @@ public:
 
 private:
     HeadIo head_io() const override;
+    HeadGrads head_grads() override;
     void plan_body(int64_t B, int64_t T) override;
     size_t body_bytes() const override { return arena_.capacity(); }
     void head_matrix_untouched() override;

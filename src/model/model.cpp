@@ -49,9 +49,35 @@ double Model::hidden_term(const kernels::SoftTargets& soft, float grad_scale, co
 }
 
 kernels::WeightGrad Model::begin_backward(bool accumulate) {
+    if (grads_.in_bf16()) {
+        grads_.begin(accumulate);
+        return kernels::WeightGrad::Overwrite;
+    }
     if (accumulate) return kernels::WeightGrad::Accumulate;
     for (std::span<float> g : accumulated_grads_) zero(g.data(), static_cast<int64_t>(g.size()));
     return kernels::WeightGrad::Overwrite;
+}
+
+void Model::keep_grads_in_bf16() {
+    if (grads_.in_bf16()) return;
+    if (precision_ != Precision::Bf16) {
+        throw InputError("bf16 gradients need mixed precision", "set train.precision to bf16 or train.grads to fp32");
+    }
+    if (grad_window() <= 0) {
+        throw InputError("bf16 gradients are built for GPT-2 only so far", "set train.grads to fp32");
+    }
+    // What backward adds into rather than writes, and the padding no kernel writes: zeroed as
+    // each window opens over it.
+    std::vector<std::pair<int64_t, int64_t>> zeroed;
+    const float* base = grads_.fp32().data();
+    for (const std::span<float> g : accumulated_grads_) {
+        zeroed.emplace_back(g.data() - base, static_cast<int64_t>(g.size()));
+    }
+    for (const ParamSpec& s : layout_.specs()) {
+        if (s.reserved > s.numel) zeroed.emplace_back(s.offset + s.numel, s.reserved - s.numel);
+    }
+    accumulated_grads_.clear();  // they pointed into the fp32 buffer
+    grads_.keep_in_bf16(grad_window(), std::move(zeroed));
 }
 
 void Model::check_shape(const Batch& b) {

@@ -17,8 +17,10 @@
 #include "core/aligned_buffer.h"
 #include "core/profiler.h"
 #include "kernels/attention.h"
+#include "kernels/grad_out.h"
 #include "kernels/matmul.h"
 #include "model/batch.h"
+#include "model/gradients.h"
 #include "model/param_layout.h"
 #include "model/precision.h"
 
@@ -33,8 +35,17 @@ public:
     const ParamLayout& layout() const { return layout_; }
     std::span<float> params() { return params_.span(); }
     std::span<const float> params() const { return params_.span(); }
-    std::span<float> grads() { return grads_.span(); }
-    std::span<const float> grads() const { return grads_.span(); }
+    // The gradients in fp32 (empty where they are kept in bf16), or in bf16 (empty otherwise).
+    std::span<float> grads() { return grads_.fp32(); }
+    std::span<const float> grads() const { return grads_.fp32(); }
+    std::span<uint16_t> grads_bf16() { return grads_.bf16(); }
+    std::span<const uint16_t> grads_bf16() const { return grads_.bf16(); }
+    bool grads_in_bf16() const { return grads_.in_bf16(); }
+    // The floats the last backward rounded into bf16 gradients from its windows.
+    int64_t grads_rounded() const { return grads_.rounded(); }
+    // Keeps the gradients in bf16 from now on (model/gradients.h): half their memory. Needs
+    // mixed precision and a model that supports it (grad_window() > 0); InputError otherwise.
+    void keep_grads_in_bf16();
     Precision precision() const { return precision_; }
 
     // The architecture and shape as JSON, with "arch" ("gpt2" or "bert"): what a checkpoint
@@ -84,13 +95,13 @@ public:
     // and their bf16 copy in mixed precision), their gradients.
     virtual size_t frozen_bytes() const { return 0; }
     size_t weight_bytes() const { return params_.size() * sizeof(float) + params_h_.size() * sizeof(uint16_t); }
-    size_t gradient_bytes() const { return grads_.size() * sizeof(float); }
+    size_t gradient_bytes() const { return grads_.bytes(); }
     // Floats of the gradients a step's first backward zeroes before adding into them
     // (begin_backward): for the roofline's count of the bytes a step writes.
     int64_t zeroed_grad_floats() const {
         int64_t n = 0;
         for (const std::span<float> g : accumulated_grads_) n += static_cast<int64_t>(g.size());
-        return n;
+        return n + grads_.zeroed_on_open();
     }
 
     // Times every kernel call into `profiler` (null: no timing).
@@ -106,8 +117,28 @@ protected:
     // At the start of a forward: the bfloat16 copy brought up to date if stale.
     void refresh_half_weights();
     // At the start of a backward: unless accumulating, the gradients backward only adds to
-    // (accumulated_grads_) are zeroed, and the weight GEMMs are told to overwrite theirs.
+    // (accumulated_grads_) are zeroed, and the weight GEMMs are told to overwrite theirs. In
+    // bf16 gradients every window starts afresh: the GEMMs always overwrite, and closing a
+    // window adds (model/gradients.h).
     kernels::WeightGrad begin_backward(bool accumulate);
+    // The mode for a gradient g that may be written in bf16 directly: there, whether this
+    // backward accumulates; elsewhere, mode.
+    kernels::WeightGrad mode_for(const kernels::GradOut& g, kernels::WeightGrad mode) const {
+        if (g.bf16 == nullptr) return mode;
+        return grads_.accumulating() ? kernels::WeightGrad::Accumulate : kernels::WeightGrad::Overwrite;
+    }
+    // Where backward writes param's gradient (a pointer into params()): the fp32 buffer, or the
+    // open window in bf16 gradients.
+    float* grad_of(const float* param) { return grads_.at(param - params_.data()); }
+    // Where a kernel that writes bf16 directly writes param's gradient: grad_of's fp32 in fp32
+    // gradients; in bf16 ones, the bf16 buffer (and room for a block of fp32 sums).
+    kernels::GradOut grad_out(const float* param) {
+        return grads_.in_bf16() ? grads_.bf16_at(param - params_.data()) : kernels::GradOut(grad_of(param));
+    }
+    // Backward is about to write the gradients of [begin, end) (a no-op in fp32 gradients).
+    void open_grads(int64_t begin, int64_t end) { grads_.open(begin, end); }
+    // The floats of the largest range backward opens; 0: this model keeps fp32 gradients only.
+    virtual int64_t grad_window() const { return 0; }
     static void zero(float* x, int64_t n) { std::fill_n(x, n, 0.0f); }
     // Error unless the batch's vectors have the sizes its (B, T) says (an internal error: tasks
     // build batches).
@@ -140,13 +171,20 @@ protected:
     void lap(const char* name) {
         if (profiler_ != nullptr) profiler_->lap(name);
     }
+    // [begin, end) of the gradients is final: what of it lies in the open window is rounded
+    // into the bf16 buffer, and the hook is told.
     void grads_ready(int64_t begin, int64_t end) {
+        if (grads_.in_bf16()) {
+            grads_.close(begin, end);
+            lap("grads_to_bf16");
+        }
         if (ready_hook_) ready_hook_(begin, end);
     }
 
     ParamLayout layout_;
     Precision precision_;
-    AlignedBuffer<float> params_, grads_;
+    AlignedBuffer<float> params_;
+    Gradients grads_;
     AlignedBuffer<uint16_t> params_h_;  // mixed precision: bfloat16 copy of params_
     bool half_stale_ = true;
     std::vector<std::span<float>> accumulated_grads_;  // gradients backward only adds to

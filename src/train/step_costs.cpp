@@ -429,15 +429,21 @@ void llama_step(Ledger& l, const Llama& m, const Dims& d, Recompute r) {
 // ---- the optimizer --------------------------------------------------------------------------
 
 // The gradient norm reads every gradient; AdamW reads each gradient and updates the parameter
-// and both moments in place, writing the parameter's bf16 copy in mixed precision.
+// and both moments in place, writing the parameter's bf16 copy in mixed precision. Gradients
+// kept in bf16 are read at 2 bytes, after backward rounded its windows into them.
 void optimizer(Ledger& l, const Model& m, MomentPrecision moments) {
-    const auto grads = static_cast<double>(m.grads().size());
-    l.add("grad_norm", 2 * grads, kF32 * grads);
+    const auto grads = static_cast<double>(m.params().size());
+    const double grad = m.grads_in_bf16() ? kHalf : kF32;
+    if (m.grads_in_bf16()) {
+        const auto rounded = static_cast<double>(m.grads_rounded());
+        l.add("grads_to_bf16", 0, rounded * (kF32 + kHalf));
+    }
+    l.add("grad_norm", 2 * grads, grad * grads);
     double n = 0;  // what AdamW sweeps: every tensor's floats, its padding rows too
     for (const ParamSpec& s : m.layout().specs()) n += static_cast<double>(s.reserved);
     const double moment = moments == MomentPrecision::F32 ? kF32 : kHalf;
     const double mirror = m.precision() == Precision::Bf16 ? kHalf : 0;
-    l.add("adamw", 15 * n, n * (3 * kF32 + 4 * moment + mirror));
+    l.add("adamw", 15 * n, n * (2 * kF32 + grad + 4 * moment + mirror));
 }
 
 Dims dims(const CausalLm& m, double NH, double W) {

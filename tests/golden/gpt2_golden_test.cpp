@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/gemm.h"
+#include "core/bf16.h"
 #include "model/fp16_gemm.h"
 #include "distributed/comm_single.h"
 #include "distributed/data_parallel.h"
@@ -43,9 +44,13 @@ constexpr Tolerances kBf16{1e-3, 2e-2, 1e-3, 1e-2};
 // max on logits, 1.0e-3 on the worst gradient, 7e-6 on the step losses, 1.5e-4 on the norms.
 constexpr Tolerances kFp16{2e-4, 4e-3, 2e-4, 2e-3};
 
-// How the model computes: its precision, and for fp16 the GEMM that rounds inputs to fp16.
-enum class Mode { Fp32, Bf16, Fp16 };
-const char* mode_name(Mode m) { return m == Mode::Fp32 ? "fp32" : m == Mode::Bf16 ? "bf16" : "fp16"; }
+// How the model computes: its precision, and for fp16 the GEMM that rounds inputs to fp16;
+// Bf16Grads is bf16 with the gradients kept in bf16 (the same tolerances).
+enum class Mode { Fp32, Bf16, Fp16, Bf16Grads };
+const char* mode_name(Mode m) {
+    const char* names[] = {"fp32", "bf16", "fp16", "bf16_grads"};
+    return names[static_cast<int>(m)];
+}
 std::unique_ptr<backend::Gemm> gemm_for(Mode m) {
     auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
     if (m == Mode::Fp16) return std::make_unique<Fp16InputGemm>(std::move(gemm));
@@ -72,7 +77,8 @@ struct Golden {
           inputs(file.read_i32("inputs")),
           targets(file.read_i32("targets")),
           gemm(gemm_for(mode)),
-          model(cfg, *gemm, mode == Mode::Bf16 ? Precision::Bf16 : Precision::Fp32) {
+          model(cfg, *gemm, mode == Mode::Bf16 || mode == Mode::Bf16Grads ? Precision::Bf16 : Precision::Fp32) {
+        if (mode == Mode::Bf16Grads) model.keep_grads_in_bf16();
         for (const ParamSpec& s : model.layout().specs()) {
             file.read("param/" + s.name, model.params().subspan(s.offset, s.numel));
         }
@@ -80,6 +86,14 @@ struct Golden {
         model.weights_changed();
     }
 };
+
+// The model's gradients as floats (bf16 ones widened).
+std::vector<float> grads_of(const Model& m) {
+    if (!m.grads_in_bf16()) return {m.grads().begin(), m.grads().end()};
+    std::vector<float> g;
+    for (const uint16_t x : m.grads_bf16()) g.push_back(from_bf16(x));
+    return g;
+}
 
 // max |got - want| / max |want|: an error on the tensor's own scale, for the report line.
 double scaled_error(std::span<const float> got, std::span<const float> want) {
@@ -94,7 +108,9 @@ class Gpt2Golden : public ::testing::TestWithParam<std::tuple<std::string, Mode>
 protected:
     const std::string& fixture() const { return std::get<0>(GetParam()); }
     Mode mode() const { return std::get<1>(GetParam()); }
-    const Tolerances& tol() const { return mode() == Mode::Bf16 ? kBf16 : mode() == Mode::Fp16 ? kFp16 : kFp32; }
+    const Tolerances& tol() const {
+        return mode() == Mode::Fp32 ? kFp32 : mode() == Mode::Fp16 ? kFp16 : kBf16;
+    }
     std::string tag() const { return fixture() + " " + mode_name(mode()); }
 };
 
@@ -123,9 +139,10 @@ TEST_P(Gpt2Golden, LogitsLossAndGradientsMatchPyTorch) {
     const double loss_error = std::abs(loss - g.file.read_f32("loss")[0]) / std::abs(loss);
 
     double grad_error = 0.0;
+    const std::vector<float> grads = grads_of(model);
     for (const ParamSpec& s : model.layout().specs()) {
         const auto want_grad = g.file.read_f32("grad/" + s.name);
-        const auto got_grad = model.grads().subspan(s.offset, s.numel);
+        const auto got_grad = std::span<const float>(grads).subspan(s.offset, s.numel);
         const double scale = max_abs(std::span<const float>(want_grad));
         EXPECT_TRUE(close(std::span<const float>(got_grad), std::span<const float>(want_grad),
                           tol().tensor_tol, tol().tensor_tol * scale))
@@ -138,7 +155,7 @@ TEST_P(Gpt2Golden, LogitsLossAndGradientsMatchPyTorch) {
     // Padding rows of the tied embedding receive no gradient.
     const ParamSpec& wte = model.layout().find("wte.weight");
     for (int64_t i = wte.numel; i < wte.reserved; i++) {
-        ASSERT_EQ(model.grads()[wte.offset + i], 0.0f) << "padding element " << i;
+        ASSERT_EQ(grads[wte.offset + i], 0.0f) << "padding element " << i;
     }
 }
 
@@ -170,7 +187,7 @@ TEST_P(Gpt2Golden, TenAdamWStepsWithClippingMatchPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Gpt2Golden,
                          ::testing::Combine(::testing::Values("tiny", "odd"),
-                                            ::testing::Values(Mode::Fp32, Mode::Bf16, Mode::Fp16)),
+                                            ::testing::Values(Mode::Fp32, Mode::Bf16, Mode::Fp16, Mode::Bf16Grads)),
                          [](const auto& info) {
                              return std::get<0>(info.param) + "_" + mode_name(std::get<1>(info.param));
                          });

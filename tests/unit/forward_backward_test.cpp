@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/gemm.h"
+#include "core/bf16.h"
 #include "core/rng.h"
 #include "kernels/crossentropy.h"
 #include "model/bert.h"
@@ -30,6 +31,7 @@ enum class Arch { Gpt2Lm, Gpt2Classify, BertMlm, BertClassify };
 struct Case {
     Arch arch;
     Precision precision;
+    bool bf16_grads = false;  // GPT-2 in bf16 precision only
 };
 
 std::unique_ptr<Model> make(const Case& c, backend::Gemm& gemm) {
@@ -50,6 +52,7 @@ std::unique_ptr<Model> make(const Case& c, backend::Gemm& gemm) {
         cfg.num_labels = classify ? kLabels : 0;
         model = std::make_unique<Bert>(cfg, gemm, c.precision);
     }
+    if (c.bf16_grads) model->keep_grads_in_bf16();
     model->init_weights(3);
     return model;
 }
@@ -75,7 +78,19 @@ Batch make_batch(const Case& c, uint64_t seed, bool predict = true) {
     return b;
 }
 
-std::vector<float> grads_of(const Model& m) { return {m.grads().begin(), m.grads().end()}; }
+// The gradients as floats (bf16 ones widened).
+std::vector<float> grads_of(const Model& m) {
+    if (!m.grads_in_bf16()) return {m.grads().begin(), m.grads().end()};
+    std::vector<float> g;
+    for (const uint16_t x : m.grads_bf16()) g.push_back(from_bf16(x));
+    return g;
+}
+
+// Every gradient set to NaN.
+void poison(Model& m) {
+    std::fill(m.grads().begin(), m.grads().end(), std::numeric_limits<float>::quiet_NaN());
+    std::fill(m.grads_bf16().begin(), m.grads_bf16().end(), to_bf16(std::numeric_limits<float>::quiet_NaN()));
+}
 
 // The tensors whose gradients differ bit for bit (NaN differs from everything), for messages.
 std::string differing(const Model& m, const std::vector<float>& a, const std::vector<float>& b) {
@@ -114,9 +129,13 @@ TEST_P(ForwardBackward, ItsLossesAreInferences) {
 }
 
 TEST_P(ForwardBackward, OverwritingForgetsEveryStaleGradient) {
+    // Stale: NaN everywhere, then another batch's gradients (in bf16 gradients, also what that
+    // batch left in the window every block shares).
     auto model = make(GetParam(), *gemm_);
-    const Batch b = make_batch(GetParam(), 5);
-    std::fill(model->grads().begin(), model->grads().end(), std::numeric_limits<float>::quiet_NaN());
+    const Batch a = make_batch(GetParam(), 4), b = make_batch(GetParam(), 5);
+    poison(*model);
+    model->forward_backward(a, 1.0f, false);
+    poison(*model);
     model->forward_backward(b, 1.0f, false);
     const std::vector<float> want = fresh(b, 1.0f);
     EXPECT_EQ(differing(*model, grads_of(*model), want), "");
@@ -131,7 +150,9 @@ TEST_P(ForwardBackward, AccumulatingAddsTheBatchesGradients) {
     const std::vector<float> second = fresh(b, 0.5f);
     for (size_t i = 0; i < sum.size(); i++) sum[i] += second[i];
     const double scale = test::max_abs(std::span<const float>(sum));
-    EXPECT_TRUE(test::close(grads_of(*model), sum, 1e-5, 1e-6 * scale));
+    // bf16 gradients round each batch's sum, and then their total: a few bf16 steps of the largest.
+    const double tol = GetParam().bf16_grads ? 0x1p-6 : 1e-6;
+    EXPECT_TRUE(test::close(grads_of(*model), sum, GetParam().bf16_grads ? 0x1p-7 : 1e-5, tol * scale));
 }
 
 TEST_P(ForwardBackward, TheScaleScalesEveryGradientExactly) {
@@ -146,27 +167,72 @@ class ForwardBackwardLm : public ForwardBackward {};
 
 TEST_P(ForwardBackwardLm, NothingToPredictGivesZeroGradients) {
     auto model = make(GetParam(), *gemm_);
-    std::fill(model->grads().begin(), model->grads().end(), std::numeric_limits<float>::quiet_NaN());
+    poison(*model);
     const LossSum loss = model->forward_backward(make_batch(GetParam(), 5, false), 1.0f, false);
     EXPECT_EQ(loss.count, 0);
-    EXPECT_EQ(differing(*model, grads_of(*model), std::vector<float>(model->grads().size(), 0.0f)), "");
+    EXPECT_EQ(differing(*model, grads_of(*model), std::vector<float>(model->params().size(), 0.0f)), "");
+}
+
+// bf16 gradients are the fp32 ones rounded once, bit for bit, wherever backward writes them
+// through the window (the same kernels, the same fp32 sums); the tied embedding, written in bf16
+// by its kernels directly (the LM head's row blocks, then the tokens' sums), within a few bf16
+// steps of its largest gradient.
+class Bf16Gradients : public ForwardBackward {};
+
+TEST_P(Bf16Gradients, AreTheFp32OnesRoundedOnce) {
+    Case fp32_grads = GetParam();
+    fp32_grads.bf16_grads = false;
+    auto rounded = make(GetParam(), *gemm_), exact = make(fp32_grads, *gemm_);
+    const Batch a = make_batch(GetParam(), 4), b = make_batch(GetParam(), 5);
+    for (const Batch* batch : {&a, &b}) {
+        rounded->forward_backward(*batch, 1.0f, false);
+        exact->forward_backward(*batch, 1.0f, false);
+    }
+    const std::vector<float> got = grads_of(*rounded), want = grads_of(*exact);
+    for (const ParamSpec& s : rounded->layout().specs()) {
+        const std::span<const float> w(want.data() + s.offset, static_cast<size_t>(s.reserved));
+        const auto largest = static_cast<float>(test::max_abs(w));
+        for (int64_t i = s.offset; i < s.offset + s.reserved; i++) {
+            if (s.name == "wte.weight") {
+                ASSERT_NEAR(got[i], want[i], 0x1p-6f * largest) << s.name << " at " << i - s.offset;
+            } else {
+                ASSERT_EQ(got[i], from_bf16(to_bf16(want[i]))) << s.name << " at " << i - s.offset;
+            }
+        }
+    }
+}
+
+TEST(Bf16GradientsSetUp, NeedMixedPrecisionAndGpt2) {
+    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    const std::string fp32 = test::input_error_of([&] { make({Arch::Gpt2Lm, Precision::Fp32, true}, *gemm); });
+    EXPECT_EQ(fp32, "bf16 gradients need mixed precision");
+    const std::string bert = test::input_error_of([&] { make({Arch::BertMlm, Precision::Bf16, true}, *gemm); });
+    EXPECT_EQ(bert, "bf16 gradients are built for GPT-2 only so far");
 }
 
 std::string name_of(const ::testing::TestParamInfo<Case>& info) {
     const char* arch[] = {"Gpt2Lm", "Gpt2Classify", "BertMlm", "BertClassify"};
-    return std::string(arch[static_cast<int>(info.param.arch)]) + "_" + precision_name(info.param.precision);
+    return std::string(arch[static_cast<int>(info.param.arch)]) + "_" + precision_name(info.param.precision) +
+           (info.param.bf16_grads ? "_bf16_grads" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Models, ForwardBackward,
     ::testing::Values(Case{Arch::Gpt2Lm, Precision::Fp32}, Case{Arch::Gpt2Lm, Precision::Bf16},
-                      Case{Arch::Gpt2Classify, Precision::Fp32}, Case{Arch::Gpt2Classify, Precision::Bf16},
+                      Case{Arch::Gpt2Lm, Precision::Bf16, true}, Case{Arch::Gpt2Classify, Precision::Fp32},
+                      Case{Arch::Gpt2Classify, Precision::Bf16}, Case{Arch::Gpt2Classify, Precision::Bf16, true},
                       Case{Arch::BertMlm, Precision::Fp32}, Case{Arch::BertMlm, Precision::Bf16},
                       Case{Arch::BertClassify, Precision::Fp32}, Case{Arch::BertClassify, Precision::Bf16}),
     name_of);
 
+INSTANTIATE_TEST_SUITE_P(Models, Bf16Gradients,
+                         ::testing::Values(Case{Arch::Gpt2Lm, Precision::Bf16, true},
+                                           Case{Arch::Gpt2Classify, Precision::Bf16, true}),
+                         name_of);
+
 INSTANTIATE_TEST_SUITE_P(Models, ForwardBackwardLm,
                          ::testing::Values(Case{Arch::Gpt2Lm, Precision::Fp32}, Case{Arch::Gpt2Lm, Precision::Bf16},
+                                           Case{Arch::Gpt2Lm, Precision::Bf16, true},
                                            Case{Arch::BertMlm, Precision::Fp32}, Case{Arch::BertMlm, Precision::Bf16}),
                          name_of);
 

@@ -14,8 +14,9 @@ Configs as the reference defines them:
 
     python3 bench/compare_torch.py --configs A B C --rounds 3 --threads 2
     python3 bench/compare_torch.py --configs C --lmforge-modes bf16 bf16+block --torch-modes bf16
-A lmforge mode is a precision with an optional recompute and optional bf16 Adam moments
-(fp32, bf16, bf16+gelu, bf16+block, fp32+block+bf16-moments). Besides the fastest modes, the
+A lmforge mode is a precision with an optional recompute, optional bf16 Adam moments and
+optional bf16 gradients (fp32, bf16, bf16+gelu, bf16+block, fp32+block+bf16-moments,
+bf16+bf16-moments+bf16-grads). Besides the fastest modes, the
 leanest lmforge mode (lowest peak RSS) is set against PyTorch's fastest.
 Needs PyTorch (pip install torch==2.13.0) and a release build (scripts/build.sh).
 """
@@ -49,13 +50,15 @@ def run_json(cmd, pause):
 def lmforge_cmd(binary, cfg, mode, args):
     precision, *options = mode.split("+")
     moments = "bf16" if "bf16-moments" in options else "fp32"
-    recompute = [o for o in options if o != "bf16-moments"]
+    grads = "bf16" if "bf16-grads" in options else "fp32"
+    recompute = [o for o in options if o not in ("bf16-moments", "bf16-grads")]
     if len(recompute) > 1:
         sys.exit(f"mode {mode}: one recompute at most")
     return [binary, "bench", "--json", "--threads", str(args.threads), "--steps", str(args.steps),
             "--layers", str(cfg["layers"]), "--heads", str(cfg["heads"]), "--embd", str(cfg["embd"]),
             "--vocab", str(cfg["vocab"]), "--batch", str(cfg["batch"]), "--seq", str(cfg["seq"]),
-            "--precision", precision, "--recompute", recompute[0] if recompute else "none", "--moments", moments]
+            "--precision", precision, "--recompute", recompute[0] if recompute else "none", "--moments", moments,
+            "--grads", grads]
 
 
 def torch_cmd(name, mode, args):

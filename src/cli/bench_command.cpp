@@ -44,6 +44,7 @@ struct BenchFlags {
     std::string precision = "auto";
     std::string recompute = "none";
     std::string moments = "fp32";
+    std::string grads = "fp32";
     bool json = false;
     bool profile = false;
 };
@@ -150,6 +151,7 @@ void run(const BenchFlags& f) {
     opts.precision = resolve_precision(f.precision, why);
     opts.recompute = parse_recompute(f.recompute);
     opts.moments = parse_moment_precision(f.moments, "--moments");
+    opts.bf16_grads = f.grads == "bf16";
     opts.profile = f.profile;
     backend::set_threads(f.threads.value_or(backend::hardware_threads()), "--threads");
     opts.peak_gflops = f.peak_gflops.value_or(peak_gflops(opts.precision));  // on those threads
@@ -177,7 +179,7 @@ void run(const BenchFlags& f) {
             {"util_peak", r.utilisation}, {"loss_first", r.loss_first},
             {"loss_last", r.loss_last}, {"max_rss_mb", r.max_rss_mb},
             {"activation_mb", r.activation_mb}, {"recompute", recompute_name(opts.recompute)},
-            {"moments", moment_precision_name(opts.moments)},
+            {"moments", moment_precision_name(opts.moments)}, {"grads", f.grads},
             {"activation_saved_mb", r.activation_saved_mb}, {"forward_backward_ms", r.forward_backward_ms},
             {"optimizer_ms", r.optimizer_ms}, {"kernels", backend::isa_name(backend::active_isa())}};
         fmt::print("{}\n", j.dump());
@@ -202,8 +204,8 @@ void run(const BenchFlags& f) {
                backend::bandwidth_array_bytes() >> 20);
     fmt::print("memory     {:.0f} MiB peak RSS; planned: {}\n", r.max_rss_mb,
                describe_memory(r.memory, opts.precision));
-    fmt::print("           (recompute {}: {:.0f} MiB of activations saved; Adam moments in {})\n",
-               recompute_name(opts.recompute), r.activation_saved_mb, moment_precision_name(opts.moments));
+    fmt::print("           (recompute {}: {:.0f} MiB of activations saved; Adam moments in {}, gradients in {})\n",
+               recompute_name(opts.recompute), r.activation_saved_mb, moment_precision_name(opts.moments), f.grads);
     fmt::print("loss       {:.4f} first, {:.4f} last\n", r.loss_first, r.loss_last);
     if (!r.profile.empty()) {
         fmt::print("profile    ms per step (mean of the timed steps, {:.1f} ms), by kernel family:\n", r.step_ms_mean);
@@ -256,6 +258,9 @@ void add_bench_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--moments", flags->moments, "Adam's moments in fp32, or bf16 (half their memory)")
         ->capture_default_str();
+    cmd->add_option("--grads", flags->grads, "Gradients in fp32, or bf16 (half their memory; GPT-2, bf16 precision)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"fp32", "bf16"}));
     cmd->add_flag("--json", flags->json, "Print one JSON line");
     cmd->add_flag("--profile", flags->profile, "Time each kernel family");
     cmd->callback([flags] { run(*flags); });

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/error.h"
 #include "core/timer.h"
 #include "kernels/grad_norm.h"
 #include "optim/grad_clip.h"
@@ -13,6 +14,9 @@ namespace lmforge {
 DataParallel::DataParallel(Communicator& comm, Model& model, const AdamWConfig& cfg, const ParallelOptions& opts)
     : comm_(comm), model_(model), opts_(opts) {
     const int64_t total = static_cast<int64_t>(model.params().size());
+    if (model.grads_in_bf16() && comm.size() > 1) {
+        throw InputError("bf16 gradients are built for one process only so far", "set train.grads to fp32");
+    }
     if (opts_.zero_stage == 1) {
         shard_ = shard_counts(total, comm.size());
         const int64_t begin = std::accumulate(shard_.begin(), shard_.begin() + comm.rank(), int64_t{0});
@@ -49,7 +53,8 @@ float unscale(double norm, double grad_clip, double loss_scale) {
 double DataParallel::step(float lr, double grad_clip, double loss_scale) {
     float* params = model_.params().data();
     float* grads = model_.grads().data();
-    const auto total = static_cast<int64_t>(model_.grads().size());
+    const auto total = static_cast<int64_t>(model_.params().size());
+    if (model_.grads_in_bf16()) return step_bf16_grads(lr, grad_clip, loss_scale);
     if (opts_.zero_stage == 1) {
         Timer t;
         comm_.reduce_scatter_sum(grads, shard_grads_.data(), shard_);
@@ -75,6 +80,19 @@ double DataParallel::step(float lr, double grad_clip, double loss_scale) {
     if (profiler_ != nullptr) profiler_->lap("grad_norm");
     if (!std::isfinite(norm)) return norm;
     adam_->step(params, grads, lr, unscale(norm, grad_clip, loss_scale), model_.half_weights());
+    if (profiler_ != nullptr) profiler_->lap("adamw");
+    return norm;
+}
+
+double DataParallel::step_bf16_grads(float lr, double grad_clip, double loss_scale) {
+    // One process (the constructor says so): no sums over ranks.
+    const uint16_t* grads = model_.grads_bf16().data();
+    comm_seconds_ = 0;
+    if (profiler_ != nullptr) profiler_->start();
+    const double norm = grad_norm(grads, static_cast<int64_t>(model_.grads_bf16().size())) / loss_scale;
+    if (profiler_ != nullptr) profiler_->lap("grad_norm");
+    if (!std::isfinite(norm)) return norm;
+    adam_->step(model_.params().data(), grads, lr, unscale(norm, grad_clip, loss_scale), model_.half_weights());
     if (profiler_ != nullptr) profiler_->lap("adamw");
     return norm;
 }

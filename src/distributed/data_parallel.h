@@ -71,6 +71,9 @@ public:
     const AdamW& optimizer() const { return *adam_; }
 
 private:
+    // step() where the gradients are kept in bf16 (one process).
+    double step_bf16_grads(float lr, double grad_clip, double loss_scale);
+
     Communicator& comm_;
     Model& model_;
     ParallelOptions opts_;

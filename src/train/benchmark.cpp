@@ -70,6 +70,7 @@ std::unique_ptr<CausalLm> bench_model(const BenchOptions& opts, backend::Gemm& g
         if (lora.enabled()) llama->init_base(1);
         model = std::move(llama);
     }
+    if (opts.bf16_grads) model->keep_grads_in_bf16();
     model->init_weights(0);
     model->plan(opts.batch, opts.seq);
     return model;

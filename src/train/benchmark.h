@@ -35,6 +35,7 @@ struct BenchOptions {
     Precision precision = Precision::Fp32;
     Recompute recompute = Recompute::None;
     MomentPrecision moments = MomentPrecision::F32;
+    bool bf16_grads = false;  // gradients kept in bf16 (GPT-2, mixed precision)
 };
 
 struct BenchResult {

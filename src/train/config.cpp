@@ -49,6 +49,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("train.task", c.train.task, "lm: language modelling on token shards; classify: sequence classification on labelled examples (prepare --label-field), epoch by epoch, with a test report; mlm: masked-LM pretraining of a BERT or DistilBERT model (model.preset bert-*, distilbert-*) on token shards; sft: instruction (generative) fine-tuning of a GPT-2 model on prepare --instructions data, loss on response tokens only, epoch by epoch; distill: a student (model.*) learns from a teacher checkpoint (distill.teacher) by language modelling (GPT-2) or masked LM (BERT, DistilBERT) on token shards");
     v("train.epochs", c.train.epochs, "classify, sft: passes over the training split, each its examples over the global batch in steps, rounded up (train.max_steps and seq_len are not used)");
     v("train.recompute", c.train.recompute, "activation recompute: none; gelu (GELU and layernorm outputs recomputed in backward: one elementwise pass each); block (each block re-runs its forward in backward, keeping only its output)");
+    v("train.grads", c.train.grads, "gradient storage: fp32; bf16 (with train.precision bf16: half their memory; each block's gradients are summed in fp32 and rounded once as stored; GPT-2 on one process so far)");
     v("train.precision", c.train.precision, "fp32; bf16 (mixed: bf16 GEMM inputs and saved GEMM outputs, fp32 accumulation, master weights and moments); fp16 (mixed: fp16 GEMM inputs converted with F16C, fp32 accumulation, master weights and moments, dynamic loss scaling); auto: bf16 where the CPU has AVX512_BF16");
     v("train.loss_scale", c.train.loss_scale, "fp16: the initial loss scale (halved and the step skipped on an inf or NaN gradient, doubled after 2000 clean steps)");
     v("optim.lr", c.optim.lr, "peak learning rate");
@@ -479,6 +480,8 @@ void validate_config(const TrainConfig& c) {
     require(p == "fp32" || p == "bf16" || p == "fp16" || p == "auto", "train.precision", show(p),
             "must be fp32, bf16, fp16 or auto");
     require(c.optim.moments == "fp32" || c.optim.moments == "bf16", "optim.moments", show(c.optim.moments),
+            "must be fp32 or bf16");
+    require(c.train.grads == "fp32" || c.train.grads == "bf16", "train.grads", show(c.train.grads),
             "must be fp32 or bf16");
     require(c.train.loss_scale > 0 && std::isfinite(c.train.loss_scale), "train.loss_scale", show(c.train.loss_scale),
             "must be a positive number");

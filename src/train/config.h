@@ -37,6 +37,7 @@ struct TrainConfig {
         std::string precision = "auto";
         double loss_scale = 65536;         // fp16: the initial dynamic loss scale (2^16)
         std::string recompute = "none";
+        std::string grads = "fp32";  // bf16 (with bf16 precision): half the gradients' memory
         std::string task = "lm";  // lm; classify (prepare --label-field); mlm (BERT); sft (prepare --instructions); distill
         int64_t epochs = 3;       // classify: passes over the training split
     } train;

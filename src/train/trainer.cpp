@@ -150,6 +150,7 @@ Trainer::Trainer(const TrainOptions& opts)
     task_ = make_task(cfg_, tokenizer_.get());
     distilling_ = cfg_.train.task == "distill";
     model_ = task_->make_model(ctx_.gemm(), ctx_.precision());
+    if (cfg_.train.grads == "bf16") model_->keep_grads_in_bf16();
     if (!cfg_.eval.multiple_choice.empty()) {
         choice_ = std::make_unique<MultipleChoiceEval>(cfg_, tokenizer_.get(), *model_);
     }

@@ -153,6 +153,37 @@ TEST_F(TrainRun, Bf16MomentsHalveTheOptimizerStateAndResumeBitForBit) {
               Dtype::F32);
 }
 
+TEST_F(TrainRun, Bf16GradientsTrainAsFp32OnesAndResumeBitForBit) {
+    // Two micro-steps a step (total_batch_tokens = 2 B·T): bf16 gradients accumulate too.
+    const std::string bf16 = " --set train.precision=bf16 --set log.every=1";
+    const auto rounded = run_lmforge("train " + config("rounded", 20, 10) + bf16 + " --set train.grads=bf16");
+    ASSERT_EQ(rounded.status, 0) << rounded.err;
+    const auto exact = run_lmforge("train " + config("exact", 20, 10) + bf16);
+    ASSERT_EQ(exact.status, 0) << exact.err;
+    const auto a = losses("rounded"), b = losses("exact");
+    ASSERT_EQ(a.size(), 20u);
+    EXPECT_EQ(a.at(0), b.at(0));  // the same forward before any update
+    for (const auto& [step, loss] : a) EXPECT_NEAR(loss, b.at(step), 2e-2 * b.at(step)) << "step " << step;
+    EXPECT_LT(a.at(19), a.at(0) - 0.5);
+
+    // Back to step 10 and on again: gradients are not checkpointed, and rounding them is
+    // deterministic, so the resumed run repeats the straight one's losses to the bit.
+    fs::copy(path("runs/rounded"), path("runs/again"), fs::copy_options::recursive);
+    fs::remove_all(path("runs/again/checkpoints/step_000020"));
+    write("runs/again/latest", "step_000010\n");
+    std::ofstream(path("runs/again/metrics.jsonl"), std::ios::trunc).close();
+    const auto again = run_lmforge("train " + path("rounded.toml") + bf16 + " --set train.grads=bf16 --set run.dir=" +
+                                   path("runs/again"));
+    ASSERT_EQ(again.status, 0) << again.err;
+    const auto c = losses("again");
+    ASSERT_EQ(c.size(), 10u);
+    for (const auto& [step, loss] : c) EXPECT_EQ(loss, a.at(step)) << "step " << step;
+
+    const auto fp32 = run_lmforge("train " + config("fp32", 2, 10) + " --set train.precision=fp32 --set train.grads=bf16");
+    EXPECT_NE(fp32.status, 0);
+    EXPECT_NE(fp32.err.find("bf16 gradients need mixed precision"), std::string::npos) << fp32.err;
+}
+
 TEST_F(TrainRun, AKillInTheMiddleOfASaveLeavesThePreviousCheckpointLoadable) {
     const std::string cfg = config("midsave", 40, 10);
     // The process kills itself after writing step 20's weights, before the rest of the save.

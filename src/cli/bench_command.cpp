@@ -258,7 +258,7 @@ void add_bench_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--moments", flags->moments, "Adam's moments in fp32, or bf16 (half their memory)")
         ->capture_default_str();
-    cmd->add_option("--grads", flags->grads, "Gradients in fp32, or bf16 (half their memory; GPT-2, bf16 precision)")
+    cmd->add_option("--grads", flags->grads, "Gradients in fp32, or bf16 (half their memory; bf16 precision, not LoRA)")
         ->capture_default_str()
         ->check(CLI::IsMember({"fp32", "bf16"}));
     cmd->add_flag("--json", flags->json, "Print one JSON line");

@@ -127,20 +127,21 @@ Llama::Llama(const LlamaConfig& cfg, backend::Gemm& gemm, Precision precision, R
         accumulated_grads_.emplace_back(grads_.fp32().data(), grads_.fp32().size());  // adapters only add to theirs
     } else {
         p_ = bind_llama_params(cfg_, layout_, params_.data());
-        g_ = bind_llama_params(cfg_, layout_, grads_.fp32().data());
         if (precision_ == Precision::Bf16) ph_ = bind_llama_params(cfg_, layout_, std::as_const(params_h_).data());
         for (int64_t l = 0; l < cfg_.n_layer; l++) {
             block_begin_.push_back(layout_.find(fmt::format("model.layers.{}.input_layernorm.weight", l)).offset);
-            accumulated_grads_.emplace_back(g_.layers[l].input_norm, static_cast<size_t>(C));
-            accumulated_grads_.emplace_back(g_.layers[l].post_norm, static_cast<size_t>(C));
+            accumulated_grads_.emplace_back(grad_of(p_.layers[l].input_norm), static_cast<size_t>(C));
+            accumulated_grads_.emplace_back(grad_of(p_.layers[l].post_norm), static_cast<size_t>(C));
         }
         block_begin_.push_back(layout_.find("model.norm.weight").offset);
-        accumulated_grads_.emplace_back(g_.norm, static_cast<size_t>(C));
+        accumulated_grads_.emplace_back(grad_of(p_.norm), static_cast<size_t>(C));
         // The embedding's gradient is only added to, unless the LM head (tied) writes it first.
-        if (!(cfg_.tie_embeddings && cfg_.num_labels == 0)) {
-            accumulated_grads_.emplace_back(g_.embed, static_cast<size_t>(cfg_.padded_vocab() * C));
+        if (embed_only_added()) {
+            accumulated_grads_.emplace_back(grad_of(p_.embed), static_cast<size_t>(cfg_.padded_vocab() * C));
         }
-        if (g_.score != nullptr) accumulated_grads_.emplace_back(g_.score, static_cast<size_t>(cfg_.num_labels * C));
+        if (p_.score != nullptr) {
+            accumulated_grads_.emplace_back(grad_of(p_.score), static_cast<size_t>(cfg_.num_labels * C));
+        }
     }
     // Views of what a mode lacks stay null (bf16 weights in fp32, say), layer by layer.
     ph_.layers.resize(cfg_.n_layer);
@@ -327,13 +328,46 @@ Llama::HeadIo Llama::head_io() const {
     return {acts_.lnf, acts_.lnf_h, acts_.dln, tied ? p_.embed : p_.lm_head, tied ? ph_.embed : ph_.lm_head, p_.score};
 }
 
-Llama::HeadGrads Llama::head_grads() { return {cfg_.tie_embeddings ? g_.embed : g_.lm_head, g_.score}; }
+Llama::HeadGrads Llama::head_grads() {
+    if (lora_.enabled()) return {nullptr, g_.score};  // the head matrix is frozen
+    // The head matrix is too large for the bf16 gradients' window: written in bf16 directly.
+    const float* w = cfg_.tie_embeddings ? p_.embed : p_.lm_head;
+    return {w != nullptr ? grad_out(w) : kernels::GradOut(), p_.score != nullptr ? grad_of(p_.score) : nullptr};
+}
+
+void Llama::open_head_grads() {
+    // The final norm's (and a classifier's) gradients; an untied head matrix's are bf16 directly.
+    const int64_t end = p_.lm_head != nullptr ? p_.lm_head - params_.data() : layout_.total();
+    if (!lora_.enabled()) open_grads(block_begin_.back(), end);
+}
+
+int64_t Llama::grad_window() const {
+    if (lora_.enabled()) return 0;  // the adapters' gradients are small: kept in fp32
+    const int64_t head = (p_.lm_head != nullptr ? p_.lm_head - params_.data() : layout_.total()) - block_begin_.back();
+    int64_t widest = head;
+    for (size_t l = 0; l + 1 < block_begin_.size(); l++) widest = std::max(widest, block_begin_[l + 1] - block_begin_[l]);
+    return widest;
+}
+
+LlamaLayerWeights<float*> Llama::layer_grads(int64_t l) {
+    if (lora_.enabled()) return {};
+    const LlamaLayerWeights<float*>& w = p_.layers[l];
+    return {grad_of(w.input_norm), grad_of(w.qkv),     grad_of(w.o_proj),
+            grad_of(w.post_norm),  grad_of(w.gate_up), grad_of(w.down_proj)};
+}
+
+float* Llama::norm_grad() { return lora_.enabled() ? nullptr : grad_of(p_.norm); }
+
+kernels::GradOut Llama::embed_grad() { return lora_.enabled() ? kernels::GradOut() : grad_out(p_.embed); }
 
 void Llama::head_matrix_untouched() {
     // A classifier has no LM head matrix (and the embedding's gradient is zeroed with the
     // accumulated ones); a language model's is the embedding (tied) or lm_head, unless frozen.
-    float* dw = head_grads().dw.f32;
-    if (cfg_.num_labels == 0 && dw != nullptr) zero(dw, cfg_.padded_vocab() * cfg_.n_embd);
+    const kernels::GradOut dw = head_grads().dw;
+    const int64_t n = cfg_.padded_vocab() * cfg_.n_embd;
+    if (cfg_.num_labels > 0) return;
+    if (dw.f32 != nullptr) zero(dw.f32, n);
+    if (dw.bf16 != nullptr) std::fill_n(dw.bf16, n, uint16_t{0});
 }
 
 void Llama::linear(float* out, const float* inp, const uint16_t* inp_h, const float* w, const uint16_t* w_h,
@@ -509,7 +543,7 @@ void Llama::mlp_backward(int64_t l, WeightGrad mode) {
     const int64_t N = B_ * T_, C = cfg_.n_embd, I = cfg_.intermediate;
     const LlamaLayerWeights<float*>& w = p_.layers[l];
     const LlamaLayerWeights<const uint16_t*>& wh = ph_.layers[l];
-    const LlamaLayerWeights<float*>& dw = g_.layers[l];
+    const LlamaLayerWeights<float*> dw = layer_grads(l);
     const LlamaLayerActs& a = acts_.layers[l];
     linear_backward(acts_.dact, dw.down_proj, acts_.dres, a.act, a.act_h, w.down_proj, wh.down_proj, N, I, C, mode);
     adapters_backward(l, LoraTarget::Down, LoraTarget::Down, acts_.dact, acts_.dres, acts_.dout_h, a.act, a.act_h);
@@ -532,7 +566,7 @@ void Llama::attention_backward_layer(int64_t l, const float* residual, WeightGra
     const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd, W = cfg_.qkv_width();
     const LlamaLayerWeights<float*>& w = p_.layers[l];
     const LlamaLayerWeights<const uint16_t*>& wh = ph_.layers[l];
-    const LlamaLayerWeights<float*>& dw = g_.layers[l];
+    const LlamaLayerWeights<float*> dw = layer_grads(l);
     const LlamaLayerActs& a = acts_.layers[l];
     linear_backward(acts_.datty, dw.o_proj, acts_.dres, a.atty, a.atty_h, w.o_proj, wh.o_proj, N, C, C, mode);
     adapters_backward(l, LoraTarget::O, LoraTarget::O, acts_.datty, acts_.dres, acts_.dout_h, a.atty, a.atty_h);
@@ -558,18 +592,26 @@ void Llama::backward_body(WeightGrad mode) {
     const bool hooks = !lora_.enabled();
     const float* last = cfg_.n_layer > 0 ? acts_.layers.back().res3 : acts_.embedded;
     zero(acts_.dres, N * C);
-    rmsnorm_backward(acts_.dres, g_.norm, acts_.dln, last, p_.norm, acts_.lnf_rstd, N, C);
+    rmsnorm_backward(acts_.dres, norm_grad(), acts_.dln, last, p_.norm, acts_.lnf_rstd, N, C);
     lap("rmsnorm_bwd");
     if (hooks) grads_ready(block_begin_.back(), layout_.total());
     // acts_.dres holds d(loss)/d(block output); each block adds its branches' gradients to it.
     for (int64_t l = cfg_.n_layer - 1; l >= 0; l--) {
         const float* residual = l > 0 ? acts_.layers[l - 1].res3 : acts_.embedded;
+        if (hooks) open_grads(block_begin_[l], block_begin_[l + 1]);
         recompute_block(l, residual);
         mlp_backward(l, mode);
         attention_backward_layer(l, residual, mode);
         if (hooks) grads_ready(block_begin_[l], block_begin_[l + 1]);
     }
-    if (g_.embed != nullptr) token_embedding_backward(g_.embed, acts_.dres, inputs_, N, C);
+    const kernels::GradOut dembed = embed_grad();
+    if (dembed.f32 != nullptr) token_embedding_backward(dembed.f32, acts_.dres, inputs_, N, C);
+    if (dembed.bf16 != nullptr) {
+        // Only added to here: zeroed first unless accumulating, or the LM head (tied) wrote it.
+        const bool overwrite = mode_for(dembed, mode) == WeightGrad::Overwrite;
+        if (overwrite && embed_only_added()) std::fill_n(dembed.bf16, cfg_.padded_vocab() * C, uint16_t{0});
+        token_embedding_backward(dembed.bf16, acts_.dres, inputs_, N, C);
+    }
     lap("embedding_bwd");
     grads_ready(0, hooks ? block_begin_.front() : layout_.total());
 }

@@ -65,6 +65,15 @@ public:
 private:
     HeadIo head_io() const override;
     HeadGrads head_grads() override;
+    void open_head_grads() override;
+    int64_t grad_window() const override;
+    // Where the gradients of layer l, the final norm and the embedding are written: grad_of
+    // each trainable tensor (null where LoRA freezes it).
+    LlamaLayerWeights<float*> layer_grads(int64_t l);
+    float* norm_grad();
+    kernels::GradOut embed_grad();
+    // Whether backward only adds to the embedding's gradient (no tied LM head writes it first).
+    bool embed_only_added() const { return !(cfg_.tie_embeddings && cfg_.num_labels == 0); }
     void plan_body(int64_t B, int64_t T) override;
     size_t body_bytes() const override { return arena_.capacity(); }
     void head_matrix_untouched() override;
@@ -109,7 +118,8 @@ private:
     LlamaConfig cfg_;
     Recompute recompute_;
     LoraOptions lora_;
-    LlamaParams p_, g_;   // fp32 weights and their gradients (null where frozen or absent)
+    LlamaParams p_;       // fp32 weights (null where frozen in bf16, or absent)
+    LlamaParams g_;       // LoRA: the classifier's gradient (the rest is frozen: null)
     LlamaHalfParams ph_;  // bf16 weights in mixed precision
     // LoRA's frozen base: the body and LM head in fp32, or in bf16 with the norms' gains in fp32.
     ParamLayout frozen_layout_, norms_layout_;

@@ -64,7 +64,7 @@ void Model::keep_grads_in_bf16() {
         throw InputError("bf16 gradients need mixed precision", "set train.precision to bf16 or train.grads to fp32");
     }
     if (grad_window() <= 0) {
-        throw InputError("bf16 gradients are built for GPT-2 only so far", "set train.grads to fp32");
+        throw InputError("bf16 gradients are built for GPT-2 and for Llama without LoRA so far", "set train.grads to fp32");
     }
     // What backward adds into rather than writes, and the padding no kernel writes: zeroed as
     // each window opens over it.

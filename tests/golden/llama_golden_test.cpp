@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "backend/gemm.h"
+#include "core/bf16.h"
 #include "checkpoint/hf_llama.h"
 #include "io/safetensors.h"
 #include "model/llama.h"
@@ -111,6 +112,29 @@ TEST_P(LlamaGolden, RecomputeGivesTheSameGradients) {
         if (model.config().n_layer > 1) {
             EXPECT_LT(model.activation_bytes(), plain.model.activation_bytes());
         }
+    }
+}
+
+// Gradients kept in bf16 (model/gradients.h) against transformers at the bf16 tolerances: the
+// body's rounded once from fp32 sums, the embedding and an untied head matrix in bf16 directly.
+TEST(LlamaBf16Gradients, MatchTransformers) {
+    for (const std::string name : {"llama-gqa", "llama-tied", "llama-mha"}) {
+        Imported m(name, Precision::Bf16);
+        m.model.keep_grads_in_bf16();
+        const std::vector<int32_t> ids = expected().read_i32("ids");
+        Batch batch{.B = 2, .T = static_cast<int64_t>(ids.size()) / 2, .inputs = ids,
+                    .targets = expected().read_i32(name + "/targets")};
+        const double loss = m.model.forward_backward(batch, 1.0f / static_cast<float>(batch.counted()), false).mean();
+        EXPECT_NEAR(loss, expected().read_f32(name + "/loss")[0], kBf16.loss_rtol * loss) << name;
+        std::vector<float> grads;
+        for (const uint16_t g : m.model.grads_bf16()) grads.push_back(from_bf16(g));
+        double grad_error = 0;
+        for (const ParamSpec& s : m.model.layout().specs()) {
+            grad_error = std::max(grad_error, expect_tensor(std::span<const float>(grads).subspan(s.offset, s.numel),
+                                                            expected().read_f32(name + "/grad/" + s.name),
+                                                            kBf16.tensor_tol, name + ": gradient of " + s.name));
+        }
+        std::printf("[golden %s bf16 gradients] worst gradient %.2e of the tensor's max\n", name.c_str(), grad_error);
     }
 }
 

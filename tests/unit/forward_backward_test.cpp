@@ -1,6 +1,7 @@
 // The training call of every model, forward_backward(batch, grad_scale, accumulate), on GPT-2
 // (language-model and classification heads) and BERT (masked-LM and classification heads), in
-// both precisions: its losses are inference's; accumulate=false overwrites every gradient,
+// both precisions, Llama (both heads) in bf16, and with the gradients kept in bf16 where the
+// model supports it: its losses are inference's; accumulate=false overwrites every gradient,
 // however stale; two accumulated batches give the sum of their gradients; the scale scales
 // them exactly (a power of two); a batch with nothing to predict gives zero gradients. The
 // gradients themselves are checked against PyTorch by the golden tests.
@@ -18,6 +19,7 @@
 #include "kernels/crossentropy.h"
 #include "model/bert.h"
 #include "model/gpt2.h"
+#include "model/llama.h"
 #include "test_util.h"
 
 namespace lmforge {
@@ -26,7 +28,7 @@ namespace {
 constexpr int64_t kB = 4, kT = 48;  // 192 rows: the LM head's blocks take 96, so two per pass
 constexpr int64_t kVocab = 61, kLabels = 3;
 
-enum class Arch { Gpt2Lm, Gpt2Classify, BertMlm, BertClassify };
+enum class Arch { Gpt2Lm, Gpt2Classify, BertMlm, BertClassify, LlamaLm, LlamaClassify };
 
 struct Case {
     Arch arch;
@@ -35,9 +37,14 @@ struct Case {
 };
 
 std::unique_ptr<Model> make(const Case& c, backend::Gemm& gemm) {
-    const bool classify = c.arch == Arch::Gpt2Classify || c.arch == Arch::BertClassify;
+    const bool classify = c.arch == Arch::Gpt2Classify || c.arch == Arch::BertClassify || c.arch == Arch::LlamaClassify;
     std::unique_ptr<Model> model;
-    if (c.arch == Arch::Gpt2Lm || c.arch == Arch::Gpt2Classify) {
+    if (c.arch == Arch::LlamaLm || c.arch == Arch::LlamaClassify) {
+        LlamaConfig cfg = test::tiny_llama_config(false, kT);  // untied: the head matrix and embedding apart
+        cfg.vocab_size = kVocab;
+        cfg.num_labels = classify ? kLabels : 0;
+        model = std::make_unique<Llama>(cfg, gemm, c.precision);
+    } else if (c.arch == Arch::Gpt2Lm || c.arch == Arch::Gpt2Classify) {
         Gpt2Config cfg{2, 2, 32, kVocab, kT};
         cfg.num_labels = classify ? kLabels : 0;
         model = std::make_unique<Gpt2>(cfg, gemm, c.precision, Recompute::None);
@@ -71,7 +78,7 @@ Batch make_batch(const Case& c, uint64_t seed, bool predict = true) {
         const bool counted = predict && rng.below(2) == 0 && i % kT < b.lengths[i / kT];
         b.targets[i] = counted ? static_cast<int32_t>(rng.below(kVocab)) : kernels::kIgnoreIndex;
     }
-    if (c.arch == Arch::Gpt2Classify || c.arch == Arch::BertClassify) {
+    if (c.arch == Arch::Gpt2Classify || c.arch == Arch::BertClassify || c.arch == Arch::LlamaClassify) {
         b.targets.clear();
         for (int64_t s = 0; s < kB; s++) b.labels.push_back(static_cast<int32_t>(rng.below(kLabels)));
     }
@@ -174,9 +181,9 @@ TEST_P(ForwardBackwardLm, NothingToPredictGivesZeroGradients) {
 }
 
 // bf16 gradients are the fp32 ones rounded once, bit for bit, wherever backward writes them
-// through the window (the same kernels, the same fp32 sums); the tied embedding, written in bf16
-// by its kernels directly (the LM head's row blocks, then the tokens' sums), within a few bf16
-// steps of its largest gradient.
+// through the window (the same kernels, the same fp32 sums); the embedding and the LM head's
+// matrix, written in bf16 by their kernels directly (the LM head's row blocks, the tokens'
+// sums), within a few bf16 steps of their largest gradient.
 class Bf16Gradients : public ForwardBackward {};
 
 TEST_P(Bf16Gradients, AreTheFp32OnesRoundedOnce) {
@@ -193,7 +200,7 @@ TEST_P(Bf16Gradients, AreTheFp32OnesRoundedOnce) {
         const std::span<const float> w(want.data() + s.offset, static_cast<size_t>(s.reserved));
         const auto largest = static_cast<float>(test::max_abs(w));
         for (int64_t i = s.offset; i < s.offset + s.reserved; i++) {
-            if (s.name == "wte.weight") {
+            if (s.name == "wte.weight" || s.name == "model.embed_tokens.weight" || s.name == "lm_head.weight") {
                 ASSERT_NEAR(got[i], want[i], 0x1p-6f * largest) << s.name << " at " << i - s.offset;
             } else {
                 ASSERT_EQ(got[i], from_bf16(to_bf16(want[i]))) << s.name << " at " << i - s.offset;
@@ -207,11 +214,11 @@ TEST(Bf16GradientsSetUp, NeedMixedPrecisionAndGpt2) {
     const std::string fp32 = test::input_error_of([&] { make({Arch::Gpt2Lm, Precision::Fp32, true}, *gemm); });
     EXPECT_EQ(fp32, "bf16 gradients need mixed precision");
     const std::string bert = test::input_error_of([&] { make({Arch::BertMlm, Precision::Bf16, true}, *gemm); });
-    EXPECT_EQ(bert, "bf16 gradients are built for GPT-2 only so far");
+    EXPECT_EQ(bert, "bf16 gradients are built for GPT-2 and for Llama without LoRA so far");
 }
 
 std::string name_of(const ::testing::TestParamInfo<Case>& info) {
-    const char* arch[] = {"Gpt2Lm", "Gpt2Classify", "BertMlm", "BertClassify"};
+    const char* arch[] = {"Gpt2Lm", "Gpt2Classify", "BertMlm", "BertClassify", "LlamaLm", "LlamaClassify"};
     return std::string(arch[static_cast<int>(info.param.arch)]) + "_" + precision_name(info.param.precision) +
            (info.param.bf16_grads ? "_bf16_grads" : "");
 }
@@ -222,18 +229,23 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Arch::Gpt2Lm, Precision::Bf16, true}, Case{Arch::Gpt2Classify, Precision::Fp32},
                       Case{Arch::Gpt2Classify, Precision::Bf16}, Case{Arch::Gpt2Classify, Precision::Bf16, true},
                       Case{Arch::BertMlm, Precision::Fp32}, Case{Arch::BertMlm, Precision::Bf16},
-                      Case{Arch::BertClassify, Precision::Fp32}, Case{Arch::BertClassify, Precision::Bf16}),
+                      Case{Arch::BertClassify, Precision::Fp32}, Case{Arch::BertClassify, Precision::Bf16},
+                      Case{Arch::LlamaLm, Precision::Bf16}, Case{Arch::LlamaLm, Precision::Bf16, true},
+                      Case{Arch::LlamaClassify, Precision::Bf16}, Case{Arch::LlamaClassify, Precision::Bf16, true}),
     name_of);
 
 INSTANTIATE_TEST_SUITE_P(Models, Bf16Gradients,
                          ::testing::Values(Case{Arch::Gpt2Lm, Precision::Bf16, true},
-                                           Case{Arch::Gpt2Classify, Precision::Bf16, true}),
+                                           Case{Arch::Gpt2Classify, Precision::Bf16, true},
+                                           Case{Arch::LlamaLm, Precision::Bf16, true},
+                                           Case{Arch::LlamaClassify, Precision::Bf16, true}),
                          name_of);
 
 INSTANTIATE_TEST_SUITE_P(Models, ForwardBackwardLm,
                          ::testing::Values(Case{Arch::Gpt2Lm, Precision::Fp32}, Case{Arch::Gpt2Lm, Precision::Bf16},
                                            Case{Arch::Gpt2Lm, Precision::Bf16, true},
-                                           Case{Arch::BertMlm, Precision::Fp32}, Case{Arch::BertMlm, Precision::Bf16}),
+                                           Case{Arch::BertMlm, Precision::Fp32}, Case{Arch::BertMlm, Precision::Bf16},
+                                           Case{Arch::LlamaLm, Precision::Bf16, true}),
                          name_of);
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <exception>
 #include <limits>
 
+#include "core/bf16.h"
 #include "core/error.h"
 #include "distributed/comm_single.h"
 
@@ -48,6 +49,13 @@ std::vector<int> as_int(const std::vector<int64_t>& counts) {
     return {counts.begin(), counts.end()};
 }
 
+// MPI's reduction of bf16 values: inout += in, each sum taken in fp32 and rounded once.
+void sum_bf16(void* in, void* inout, int* len, MPI_Datatype*) {
+    const auto* a = static_cast<const uint16_t*>(in);
+    auto* b = static_cast<uint16_t*>(inout);
+    for (int i = 0; i < *len; i++) b[i] = to_bf16(from_bf16(a[i]) + from_bf16(b[i]));
+}
+
 // mpirun terminates the processes when one fails, and when it is interrupted itself (Ctrl-C,
 // SIGTERM): say so, in one line, and stop. (Not under srun: there a SIGTERM is Slurm's request
 // to stop, sent to every task, and the trainer stops with a checkpoint.)
@@ -78,6 +86,7 @@ public:
         check(MPI_Allreduce(MPI_IN_PLACE, &srun, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "Allreduce");
         srun_tasks_ = srun == 1;
         if (!srun_tasks_) std::signal(SIGTERM, on_terminate);
+        check(MPI_Op_create(&sum_bf16, 1, &sum_bf16_), "Op_create");
     }
     ~MpiCommunicator() override {
         // Unwinding from an error the other ranks need not share (rank 0 failing to write a
@@ -86,6 +95,7 @@ public:
         // prints its error and exits, and mpirun ends the other ranks.
         if (std::uncaught_exceptions() > 0) return;
         if (!requests_.empty()) MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+        MPI_Op_free(&sum_bf16_);
         MPI_Comm_free(&local_);
         MPI_Finalize();
     }
@@ -116,13 +126,9 @@ public:
         check(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "Allreduce");
         return value;
     }
-    void start_allreduce_sum(float* data, int64_t n) override {
-        for (int64_t at = 0; at < n; at += kChunk) {
-            const int count = static_cast<int>(std::min(kChunk, n - at));
-            requests_.emplace_back();
-            check(MPI_Iallreduce(MPI_IN_PLACE, data + at, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests_.back()),
-                  "Iallreduce");
-        }
+    void start_allreduce_sum(float* data, int64_t n) override { start_allreduce(data, n, MPI_FLOAT, MPI_SUM); }
+    void start_allreduce_sum(uint16_t* data, int64_t n) override {
+        start_allreduce(data, n, MPI_UINT16_T, sum_bf16_);
     }
     void progress() override {
         if (requests_.empty()) return;
@@ -138,6 +144,10 @@ public:
     void reduce_scatter_sum(const float* data, float* out, const std::vector<int64_t>& counts) override {
         const std::vector<int> c = as_int(counts);
         check(MPI_Reduce_scatter(data, out, c.data(), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), "Reduce_scatter");
+    }
+    void reduce_scatter_sum(const uint16_t* data, uint16_t* out, const std::vector<int64_t>& counts) override {
+        const std::vector<int> c = as_int(counts);
+        check(MPI_Reduce_scatter(data, out, c.data(), MPI_UINT16_T, sum_bf16_, MPI_COMM_WORLD), "Reduce_scatter");
     }
     void allgather_in_place(float* data, const std::vector<int64_t>& counts) override {
         const std::vector<int> c = as_int(counts), d = displacements(counts);
@@ -161,6 +171,15 @@ public:
     bool started_by_srun() const override { return srun_tasks_; }
 
 private:
+    template <class T>
+    void start_allreduce(T* data, int64_t n, MPI_Datatype type, MPI_Op op) {
+        for (int64_t at = 0; at < n; at += kChunk) {
+            const int count = static_cast<int>(std::min(kChunk, n - at));
+            requests_.emplace_back();
+            check(MPI_Iallreduce(MPI_IN_PLACE, data + at, count, type, op, MPI_COMM_WORLD, &requests_.back()),
+                  "Iallreduce");
+        }
+    }
     void gatherv(const void* mine, void* all, MPI_Datatype type, const std::vector<int64_t>& counts, int root) {
         const std::vector<int> c = as_int(counts), d = displacements(counts);
         check(MPI_Gatherv(mine, c[rank_], type, all, c.data(), d.data(), type, root, MPI_COMM_WORLD), "Gatherv");
@@ -169,6 +188,7 @@ private:
     int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
     bool srun_tasks_ = false;
     MPI_Comm local_ = MPI_COMM_NULL;
+    MPI_Op sum_bf16_ = MPI_OP_NULL;
     std::vector<MPI_Request> requests_;
 };
 

@@ -21,9 +21,13 @@ public:
     void allreduce_sum(double*, int64_t) override {}
     double allreduce_max(double value) override { return value; }
     void start_allreduce_sum(float*, int64_t) override {}
+    void start_allreduce_sum(uint16_t*, int64_t) override {}
     void progress() override {}
     void wait_all() override {}
     void reduce_scatter_sum(const float* data, float* out, const std::vector<int64_t>& counts) override {
+        std::copy(data, data + counts[0], out);
+    }
+    void reduce_scatter_sum(const uint16_t* data, uint16_t* out, const std::vector<int64_t>& counts) override {
         std::copy(data, data + counts[0], out);
     }
     void allgather_in_place(float*, const std::vector<int64_t>&) override {}

@@ -31,12 +31,16 @@ public:
     // computation. progress() lets started operations advance (MPI progresses only inside
     // MPI calls); call it now and then while computing.
     virtual void start_allreduce_sum(float* data, int64_t n) = 0;
+    // The same over bfloat16 values (gradients kept in bf16): each pair of partial sums added in
+    // fp32 and rounded once.
+    virtual void start_allreduce_sum(uint16_t* data, int64_t n) = 0;
     virtual void progress() = 0;
     virtual void wait_all() = 0;
 
     // Shards: rank r owns counts[r] elements, the shards back to back in rank order.
     // reduce_scatter_sum: out (counts[rank]) = the sum over ranks of their data's own shard.
     virtual void reduce_scatter_sum(const float* data, float* out, const std::vector<int64_t>& counts) = 0;
+    virtual void reduce_scatter_sum(const uint16_t* data, uint16_t* out, const std::vector<int64_t>& counts) = 0;
     // allgather: data (sum of counts) receives every rank's shard, which each holds in place.
     virtual void allgather_in_place(float* data, const std::vector<int64_t>& counts) = 0;
     // gather: root's `all` (sum of counts) receives every rank's shard `mine` (counts[rank]),

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <numeric>
 
-#include "core/error.h"
 #include "core/timer.h"
 #include "kernels/grad_norm.h"
 #include "optim/grad_clip.h"
@@ -14,17 +13,20 @@ namespace lmforge {
 DataParallel::DataParallel(Communicator& comm, Model& model, const AdamWConfig& cfg, const ParallelOptions& opts)
     : comm_(comm), model_(model), opts_(opts) {
     const int64_t total = static_cast<int64_t>(model.params().size());
-    if (model.grads_in_bf16() && comm.size() > 1) {
-        throw InputError("bf16 gradients are built for one process only so far", "set train.grads to fp32");
-    }
+    const bool bf16 = model.grads_in_bf16();
     if (opts_.zero_stage == 1) {
         shard_ = shard_counts(total, comm.size());
         const int64_t begin = std::accumulate(shard_.begin(), shard_.begin() + comm.rank(), int64_t{0});
         adam_ = std::make_unique<AdamW>(model.layout(), cfg, begin, begin + shard_[comm.rank()]);
-        shard_grads_ = AlignedBuffer<float>(static_cast<size_t>(shard_[comm.rank()]));
+        const auto mine = static_cast<size_t>(shard_[comm.rank()]);
+        if (bf16) shard_grads_h_ = AlignedBuffer<uint16_t>(mine);
+        if (!bf16) shard_grads_ = AlignedBuffer<float>(mine);
     } else {
         adam_ = std::make_unique<AdamW>(model.layout(), cfg);
-        if (comm.size() > 1) {
+        if (comm.size() > 1 && bf16) {
+            sync_ = std::make_unique<GradSync>(comm, model.grads_bf16().data(), total, opts_.bucket_floats,
+                                               opts_.overlap);
+        } else if (comm.size() > 1) {
             sync_ = std::make_unique<GradSync>(comm, model.grads().data(), total, opts_.bucket_floats, opts_.overlap);
         }
     }
@@ -51,18 +53,23 @@ float unscale(double norm, double grad_clip, double loss_scale) {
 }  // namespace
 
 double DataParallel::step(float lr, double grad_clip, double loss_scale) {
+    if (model_.grads_in_bf16()) return step_on(model_.grads_bf16().data(), shard_grads_h_, lr, grad_clip, loss_scale);
+    return step_on(model_.grads().data(), shard_grads_, lr, grad_clip, loss_scale);
+}
+
+template <class Grad>
+double DataParallel::step_on(Grad* grads, AlignedBuffer<Grad>& shard_grads, float lr, double grad_clip,
+                             double loss_scale) {
     float* params = model_.params().data();
-    float* grads = model_.grads().data();
     const auto total = static_cast<int64_t>(model_.params().size());
-    if (model_.grads_in_bf16()) return step_bf16_grads(lr, grad_clip, loss_scale);
     if (opts_.zero_stage == 1) {
         Timer t;
-        comm_.reduce_scatter_sum(grads, shard_grads_.data(), shard_);
+        comm_.reduce_scatter_sum(grads, shard_grads.data(), shard_);
         const double norm = std::sqrt(comm_.allreduce_sum(
-            kernels::sum_of_squares(shard_grads_.data(), static_cast<int64_t>(shard_grads_.size())))) / loss_scale;
+            kernels::sum_of_squares(shard_grads.data(), static_cast<int64_t>(shard_grads.size())))) / loss_scale;
         comm_seconds_ = t.seconds();
         if (!std::isfinite(norm)) return norm;  // every rank sees the same norm: all skip
-        adam_->step(params + adam_->begin(), shard_grads_.data(), lr, unscale(norm, grad_clip, loss_scale));
+        adam_->step(params + adam_->begin(), shard_grads.data(), lr, unscale(norm, grad_clip, loss_scale));
         t.reset();
         comm_.allgather_in_place(params, shard_);
         comm_seconds_ += t.seconds();
@@ -80,19 +87,6 @@ double DataParallel::step(float lr, double grad_clip, double loss_scale) {
     if (profiler_ != nullptr) profiler_->lap("grad_norm");
     if (!std::isfinite(norm)) return norm;
     adam_->step(params, grads, lr, unscale(norm, grad_clip, loss_scale), model_.half_weights());
-    if (profiler_ != nullptr) profiler_->lap("adamw");
-    return norm;
-}
-
-double DataParallel::step_bf16_grads(float lr, double grad_clip, double loss_scale) {
-    // One process (the constructor says so): no sums over ranks.
-    const uint16_t* grads = model_.grads_bf16().data();
-    comm_seconds_ = 0;
-    if (profiler_ != nullptr) profiler_->start();
-    const double norm = grad_norm(grads, static_cast<int64_t>(model_.grads_bf16().size())) / loss_scale;
-    if (profiler_ != nullptr) profiler_->lap("grad_norm");
-    if (!std::isfinite(norm)) return norm;
-    adam_->step(model_.params().data(), grads, lr, unscale(norm, grad_clip, loss_scale), model_.half_weights());
     if (profiler_ != nullptr) profiler_->lap("adamw");
     return norm;
 }
@@ -122,7 +116,8 @@ OptimizerMoments DataParallel::moments_for_load() {
 void DataParallel::adopt_loaded(const OptimizerMoments& loaded) { adam_->set_steps_taken(loaded.steps); }
 
 int64_t DataParallel::moment_bytes() const {
-    return static_cast<int64_t>(adam_->moment_bytes() + shard_grads_.size() * sizeof(float));
+    return static_cast<int64_t>(adam_->moment_bytes() + shard_grads_.size() * sizeof(float) +
+                                shard_grads_h_.size() * sizeof(uint16_t));
 }
 
 }  // namespace lmforge

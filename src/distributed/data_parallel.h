@@ -71,8 +71,9 @@ public:
     const AdamW& optimizer() const { return *adam_; }
 
 private:
-    // step() where the gradients are kept in bf16 (one process).
-    double step_bf16_grads(float lr, double grad_clip, double loss_scale);
+    // step() on the model's fp32 or bf16 gradients; shard_grads: ZeRO-1's of the same type.
+    template <class Grad>
+    double step_on(Grad* grads, AlignedBuffer<Grad>& shard_grads, float lr, double grad_clip, double loss_scale);
 
     Communicator& comm_;
     Model& model_;
@@ -81,6 +82,7 @@ private:
     std::unique_ptr<AdamW> adam_;
     std::unique_ptr<GradSync> sync_;
     AlignedBuffer<float> shard_grads_;     // ZeRO-1: this rank's summed gradients
+    AlignedBuffer<uint16_t> shard_grads_h_;  // the same where the gradients are kept in bf16
     double comm_seconds_ = 0;
     Profiler* profiler_ = nullptr;
 };

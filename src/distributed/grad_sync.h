@@ -16,7 +16,9 @@ namespace lmforge {
 class GradSync {
 public:
     // overlap false: nothing starts during backward; finish() all-reduces the whole buffer.
+    // The gradients are fp32, or bf16 (grads_h): buckets of bucket_floats · 4 bytes either way.
     GradSync(Communicator& comm, float* grads, int64_t total, int64_t bucket_floats, bool overlap);
+    GradSync(Communicator& comm, uint16_t* grads_h, int64_t total, int64_t bucket_floats, bool overlap);
 
     void begin();                         // a new backward starts
     void ready(int64_t begin, int64_t end);  // [begin, end) is final; also lets MPI progress
@@ -26,8 +28,11 @@ public:
     int64_t buckets() const { return buckets_; }
 
 private:
+    void launch(int64_t begin, int64_t end);  // all-reduces [begin, end), non-blocking
+
     Communicator& comm_;
-    float* grads_;
+    float* grads_ = nullptr;
+    uint16_t* grads_h_ = nullptr;
     int64_t total_, bucket_floats_;
     bool overlap_;
     int64_t launched_from_ = 0;  // everything at and above this offset is on its way

@@ -46,12 +46,12 @@ protected:
     }
     // fp32 unless asked: the equivalence checks below hold fp32's rounding to 1e-5.
     std::string config(const std::string& name, int batch, int total_tokens, int steps, int zero, bool overlap = true,
-                       int checkpoint_every = 0, const std::string& precision = "fp32") {
+                       int checkpoint_every = 0, const std::string& precision = "fp32", const std::string& grads = "fp32") {
         return write(name + ".toml",
                      "[model]\npreset = \"gpt2-nano\"\nn_layer = 2\nn_head = 2\nn_embd = 64\nblock_size = 32\n"
                      "[data]\ndir = \"" + path("data") + "\"\n[train]\nbatch_size = " + std::to_string(batch) +
                      "\nseq_len = 32\ntotal_batch_tokens = " + std::to_string(total_tokens) + "\nmax_steps = " +
-                     std::to_string(steps) + "\nthreads = 1\nprecision = \"" + precision + "\"\n[optim]\nlr = 3e-3\nwarmup_steps = 2\nzero_stage = " +
+                     std::to_string(steps) + "\nthreads = 1\nprecision = \"" + precision + "\"\ngrads = \"" + grads + "\"\n[optim]\nlr = 3e-3\nwarmup_steps = 2\nzero_stage = " +
                      std::to_string(zero) + "\n[dist]\nbucket_mb = 0.05\noverlap = " + (overlap ? "true" : "false") +
                      "\n[eval]\nevery = 0\nbatches = 2\n[checkpoint]\nevery = " + std::to_string(checkpoint_every) +
                      "\n[log]\nevery = 1\n[sample]\ncount = 0\n[run]\ndir = \"" + path("runs/" + name) + "\"\n");
@@ -150,6 +150,23 @@ TEST_F(DataParallelRun, Bf16WithZero1TrainsAsOneRank) {
     // of attention's bf16 dS, different in each layout of the batch, and AdamW turns that noise
     // into steps of ±lr.
     expect_same_training("one", "zero", 10, 1e-3, 1e-3, 64);
+}
+
+TEST_F(DataParallelRun, Bf16GradientsAllReducedAndSharded) {
+    // Gradients kept in bf16 are summed over ranks in bf16 (each pair added in fp32, rounded
+    // once): by buckets during backward, or reduce-scattered under ZeRO-1. Each rank rounds its
+    // own half of the batch's sums where one rank rounds the whole: the losses within the bf16
+    // bound above; a weight whose gradient is near zero can take AdamW's ±lr step the other way
+    // where that rounding flips its sign, so weights within 1e-2 (lr 3e-3, 10 steps).
+    ASSERT_EQ(run_lmforge("train " + config("one", 8, 256, 10, 0, true, 0, "bf16", "bf16")).status, 0);
+    const auto plain = mpirun(2, "train " + config("plain", 4, 256, 10, 0, true, 0, "bf16", "bf16"));
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    EXPECT_NE(plain.err.find(" buckets)"), std::string::npos) << plain.err;
+    EXPECT_EQ(plain.err.find("(1 buckets)"), std::string::npos) << plain.err;
+    expect_same_training("one", "plain", 10, 1e-3, 1e-2, 64);
+    const auto zero = mpirun(2, "train " + config("zero", 4, 256, 10, 1, true, 0, "bf16", "bf16"));
+    ASSERT_EQ(zero.status, 0) << zero.err;
+    expect_same_training("one", "zero", 10, 1e-3, 1e-2, 64);
 }
 
 TEST_F(DataParallelRun, ACheckpointFromTwoRanksWithZero1ResumesOnOne) {

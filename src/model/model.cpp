@@ -64,18 +64,24 @@ void Model::keep_grads_in_bf16() {
         throw InputError("bf16 gradients need mixed precision", "set train.precision to bf16 or train.grads to fp32");
     }
     if (grad_window() <= 0) {
-        throw InputError("bf16 gradients are built for GPT-2 and for Llama without LoRA so far", "set train.grads to fp32");
+        throw InputError(adapters_only() ? "LoRA keeps its adapters' gradients in fp32: they take a few MiB"
+                                         : "this model keeps its gradients in fp32 only",
+                         "set train.grads to fp32");
     }
-    // What backward adds into rather than writes, and the padding no kernel writes: zeroed as
-    // each window opens over it.
+    // What backward adds into rather than writes, and what no kernel writes (a tensor's padding,
+    // the gaps the layout's alignment leaves between tensors): zeroed as each window opens over it.
     std::vector<std::pair<int64_t, int64_t>> zeroed;
     const float* base = grads_.fp32().data();
     for (const std::span<float> g : accumulated_grads_) {
         zeroed.emplace_back(g.data() - base, static_cast<int64_t>(g.size()));
     }
+    int64_t end = 0;  // of the tensors so far, in layout order
     for (const ParamSpec& s : layout_.specs()) {
+        if (s.offset > end) zeroed.emplace_back(end, s.offset - end);
         if (s.reserved > s.numel) zeroed.emplace_back(s.offset + s.numel, s.reserved - s.numel);
+        end = s.offset + s.reserved;
     }
+    if (layout_.total() > end) zeroed.emplace_back(end, layout_.total() - end);
     accumulated_grads_.clear();  // they pointed into the fp32 buffer
     grads_.keep_in_bf16(grad_window(), std::move(zeroed));
 }

@@ -25,14 +25,13 @@ using namespace kernels;
 Bert::Bert(const BertConfig& cfg, backend::Gemm& gemm, Precision precision)
     : Model(bert_param_layout(validated(cfg)), precision), cfg_(cfg), gemm_(gemm) {
     p_ = bind_bert_params(cfg_, layout_, params_.data());
-    g_ = bind_bert_params(cfg_, layout_, grads_.fp32().data());
     const BertTensorNames& names = bert_tensor_names(cfg_);
     const std::string word = fmt::format("{}.word_embeddings.weight", names.embeddings);
     // Everything but the weight matrices is only ever added to in backward: zeroed when stale.
     for (const ParamSpec& s : layout_.specs()) {
         const bool matrix = s.shape.size() == 2 && s.name.find("_embeddings") == std::string::npos;
         if (!matrix && s.name != word) {
-            accumulated_grads_.emplace_back(grads_.fp32().data() + s.offset, static_cast<size_t>(s.numel));
+            accumulated_grads_.emplace_back(grad_of(params_.data() + s.offset), static_cast<size_t>(s.numel));
         }
     }
     for (int64_t l = 0; l < cfg_.n_layer; l++) {
@@ -40,6 +39,22 @@ Bert::Bert(const BertConfig& cfg, backend::Gemm& gemm, Precision precision)
     }
     layer_begin_.push_back(
         layout_.find(fmt::format("{}.weight", cfg_.num_labels > 0 ? names.pooler : names.mlm_dense)).offset);
+}
+
+int64_t Bert::grad_window() const {
+    // The word embedding (the tied decoder) is written in bf16 directly; the rest of the
+    // embeddings, each layer and the head go through the window.
+    int64_t widest = layer_begin_.front() - (p_.position - params_.data());
+    widest = std::max(widest, layout_.total() - layer_begin_.back());
+    for (size_t l = 0; l + 1 < layer_begin_.size(); l++) widest = std::max(widest, layer_begin_[l + 1] - layer_begin_[l]);
+    return widest;
+}
+
+BertLayerParams Bert::layer_grads(int64_t l) {
+    const BertLayerParams& w = p_.layer[l];
+    return {grad_of(w.qkv_weight),     grad_of(w.qkv_bias),      grad_of(w.attn_out_weight), grad_of(w.attn_out_bias),
+            grad_of(w.attn_ln_weight), grad_of(w.attn_ln_bias),  grad_of(w.inter_weight),    grad_of(w.inter_bias),
+            grad_of(w.out_weight),     grad_of(w.out_bias),      grad_of(w.out_ln_weight),   grad_of(w.out_ln_bias)};
 }
 
 void Bert::init_weights(uint64_t seed) {
@@ -218,6 +233,7 @@ LossSum Bert::forward_backward(const Batch& batch, float grad_scale, bool accumu
     }
     forward_start(batch);
     const WeightGrad mode = begin_backward(accumulate);
+    open_grads(layer_begin_.back(), layout_.total());  // the head's
     zero(acts_.dx, B_ * T_ * cfg_.hidden);
     LossSum loss;
     if (classify) {
@@ -292,14 +308,18 @@ LossSum Bert::mlm_head(const int32_t* targets, const float* grad_scale, WeightGr
     // (Rows go in blocks of lm_head_rows(M), never more than the lm_head_rows(N) the scratch
     // was planned for.) With no masked row the one pass would write no word-embedding
     // gradient at all, so that case keeps the separate passes, whose backward writes zeros.
-    const bool accumulate = mode == WeightGrad::Accumulate;
+    // The word embedding's gradient may be bf16, written directly: its own mode. (The decoder
+    // bias's, in a window zeroed as it opened, takes += as well as =.)
+    const GradOut dword = grad_scale != nullptr ? grad_out(p_.word) : GradOut();
+    float* dbias = grad_scale != nullptr ? grad_of(p_.mlm_bias) : nullptr;
+    const bool accumulate = mode_for(dword, mode) == WeightGrad::Accumulate;
     const bool one_pass = grad_scale != nullptr && M > 0;
     if (one_pass && precision_ == Precision::Fp32) {
-        lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, g_.word, g_.mlm_bias,
+        lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, dword, dbias,
                            accumulate, acts_.mlm_z, p_.word, p_.mlm_bias, acts_.mlm_targets, *grad_scale,
                            acts_.logits_chunk, acts_.logits_chunk, acts_.target_logit, acts_.mlm_max, soft);
     } else if (one_pass) {
-        lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, g_.word, g_.mlm_bias,
+        lm_head_loss_train(gemm_, shape, acts_.mlm_losses, acts_.mlm_lse, acts_.dhead_a, dword, dbias,
                            accumulate, acts_.mlm_z_h, half(p_.word), p_.mlm_bias, acts_.mlm_targets, *grad_scale,
                            acts_.logits_chunk, acts_.dlogits_chunk_h, acts_.target_logit, acts_.mlm_max, soft);
     } else if (precision_ == Precision::Fp32) {
@@ -317,7 +337,7 @@ LossSum Bert::mlm_head(const int32_t* targets, const float* grad_scale, WeightGr
     }
     if (soft != nullptr && one_pass) loss.soft_sum = sum_soft_losses(*soft);
     if (grad_scale == nullptr) return loss;
-    if (!one_pass) mlm_decoder_backward(*grad_scale, accumulate);
+    if (!one_pass) mlm_decoder_backward(dword, dbias, *grad_scale, accumulate);
     mlm_transform_backward(mode);
     return loss;
 }
@@ -340,15 +360,15 @@ LossSum Bert::classify_head(const int32_t* labels) {
     return classification_losses(acts_.class_losses, acts_.class_logits, labels, B, L);
 }
 
-void Bert::mlm_decoder_backward(float dloss, bool accumulate) {
+void Bert::mlm_decoder_backward(GradOut dword, float* dbias, float dloss, bool accumulate) {
     const int64_t M = mlm_rows_, H = cfg_.hidden, V = cfg_.vocab_size;
     const LmHeadLossShape shape{.N = M, .C = H, .V = V, .Vp = cfg_.padded_vocab(), .chunk = lm_head_chunk(B_ * T_, V)};
     float* dz = acts_.dhead_a;
     if (precision_ == Precision::Fp32) {
-        lm_head_loss_backward(gemm_, shape, dz, g_.word, g_.mlm_bias, accumulate, acts_.mlm_z, p_.word, p_.mlm_bias,
+        lm_head_loss_backward(gemm_, shape, dz, dword, dbias, accumulate, acts_.mlm_z, p_.word, p_.mlm_bias,
                               acts_.mlm_lse, acts_.mlm_targets, dloss, acts_.logits_chunk, acts_.logits_chunk);
     } else {
-        lm_head_loss_backward(gemm_, shape, dz, g_.word, g_.mlm_bias, accumulate, acts_.mlm_z_h, half(p_.word),
+        lm_head_loss_backward(gemm_, shape, dz, dword, dbias, accumulate, acts_.mlm_z_h, half(p_.word),
                               p_.mlm_bias, acts_.mlm_lse, acts_.mlm_targets, dloss, acts_.logits_chunk,
                               acts_.dlogits_chunk_h);
     }
@@ -360,10 +380,11 @@ void Bert::mlm_transform_backward(WeightGrad mode) {
     const float* dz = acts_.dhead_a;  // the decoder's input gradient
     float* dg = acts_.dhead_b;
     zero(dg, M * H);
-    layernorm_backward(dg, g_.mlm_ln_weight, g_.mlm_ln_bias, dz, acts_.mlm_g, p_.mlm_ln_weight, acts_.mlm_mean,
+    layernorm_backward(dg, grad_of(p_.mlm_ln_weight), grad_of(p_.mlm_ln_bias), dz, acts_.mlm_g, p_.mlm_ln_weight,
+                       acts_.mlm_mean,
                        acts_.mlm_rstd, M, H);
     gelu_erf_backward(acts_.dhead_a, dg, acts_.mlm_t, M * H);
-    linear_backward(acts_.dhead_b, g_.mlm_dense_weight, g_.mlm_dense_bias, acts_.dhead_a, acts_.mlm_in,
+    linear_backward(acts_.dhead_b, grad_of(p_.mlm_dense_weight), grad_of(p_.mlm_dense_bias), acts_.dhead_a, acts_.mlm_in,
                     acts_.mlm_in_h, p_.mlm_dense_weight, M, H, H, mode);
     for (int64_t m = 0; m < M; m++) {
         std::copy_n(acts_.dhead_b + m * H, H, acts_.dx + static_cast<int64_t>(acts_.mlm_rows[m]) * H);
@@ -374,17 +395,24 @@ void Bert::mlm_transform_backward(WeightGrad mode) {
 void Bert::classify_head_backward(const int32_t* labels, float dloss, WeightGrad mode) {
     const int64_t B = B_, T = T_, H = cfg_.hidden;
     const bool accumulate = mode == WeightGrad::Accumulate;
-    classifier_backward(acts_.dhead_a, g_.classifier_weight, g_.classifier_bias, accumulate, acts_.class_logits,
+    classifier_backward(acts_.dhead_a, grad_of(p_.classifier_weight), grad_of(p_.classifier_bias), accumulate,
+                        acts_.class_logits,
                         acts_.pooled, p_.classifier_weight, labels, dloss, B, H, cfg_.num_labels);
     if (cfg_.distil()) {
         relu_backward(acts_.dhead_b, acts_.dhead_a, acts_.pooled, B * H);
     } else {
         tanh_backward(acts_.dhead_b, acts_.dhead_a, acts_.pooled, B * H);
     }
-    kernels::linear_backward(gemm_, acts_.dhead_a, g_.pooler_weight, g_.pooler_bias, acts_.dhead_b, acts_.cls_in,
+    kernels::linear_backward(gemm_, acts_.dhead_a, grad_of(p_.pooler_weight), grad_of(p_.pooler_bias), acts_.dhead_b,
+                             acts_.cls_in,
                              p_.pooler_weight, B, H, H, mode);
     for (int64_t b = 0; b < B; b++) std::copy_n(acts_.dhead_a + b * H, H, acts_.dx + b * T * H);
-    if (!accumulate) zero(g_.word, cfg_.padded_vocab() * H);  // no tied decoder writes it first
+    // No tied decoder writes the word embedding's gradient first.
+    const GradOut dword = grad_out(p_.word);
+    if (mode_for(dword, mode) == WeightGrad::Overwrite) {
+        if (dword.f32 != nullptr) zero(dword.f32, cfg_.padded_vocab() * H);
+        if (dword.bf16 != nullptr) std::fill_n(dword.bf16, cfg_.padded_vocab() * H, uint16_t{0});
+    }
     lap("classifier_bwd");
 }
 
@@ -394,8 +422,9 @@ void Bert::backward_body(WeightGrad mode) {
     float *dx = acts_.dx, *dres = acts_.dres, *dtmp = acts_.dtmp;
     // dx holds d(loss)/d(layer output); each layer turns it into d(loss)/d(layer input).
     for (int64_t l = cfg_.n_layer - 1; l >= 0; l--) {
+        open_grads(layer_begin_[l], layer_begin_[l + 1]);
         const BertLayerParams& w = p_.layer[l];
-        const BertLayerParams& dw = g_.layer[l];
+        const BertLayerParams dw = layer_grads(l);
         const BertLayerActs& a = acts_.layers[l];
         const float* x = l > 0 ? acts_.layers[l - 1].out : acts_.x0;
         const uint16_t* x_h = l > 0 ? acts_.layers[l - 1].out_h : acts_.x0_h;
@@ -442,11 +471,15 @@ void Bert::backward_body(WeightGrad mode) {
         grads_ready(layer_begin_[l], layer_begin_[l + 1]);
     }
     // x0 = LayerNorm(word + position [+ token type]).
+    open_grads(p_.position - params_.data(), layer_begin_.front());
     zero(dres, N * H);
-    layernorm_backward(dres, g_.emb_ln_weight, g_.emb_ln_bias, dx, acts_.embedded, p_.emb_ln_weight, acts_.x0_mean,
-                       acts_.x0_rstd, N, H);
-    encoder_backward(g_.word, g_.position, dres, inputs_, B, T, H);
-    if (g_.token_type != nullptr) bias_backward(g_.token_type, dres, N, H);  // all of type 0: row 0 gets the sums
+    layernorm_backward(dres, grad_of(p_.emb_ln_weight), grad_of(p_.emb_ln_bias), dx, acts_.embedded, p_.emb_ln_weight,
+                       acts_.x0_mean, acts_.x0_rstd, N, H);
+    const GradOut dword = grad_out(p_.word);
+    if (dword.f32 != nullptr) encoder_backward(dword.f32, grad_of(p_.position), dres, inputs_, B, T, H);
+    if (dword.bf16 != nullptr) encoder_backward(dword.bf16, grad_of(p_.position), dres, inputs_, B, T, H);
+    // All of type 0: row 0 gets the sums.
+    if (p_.token_type != nullptr) bias_backward(grad_of(p_.token_type), dres, N, H);
     lap("embeddings_bwd");
     grads_ready(0, layer_begin_.front());
 }

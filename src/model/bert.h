@@ -79,13 +79,16 @@ private:
     void backward_body(kernels::WeightGrad mode);
     // The decoder and loss's gradients (into acts_.dhead_a, the word embedding, the decoder
     // bias), then the transform's, into acts_.dx.
-    void mlm_decoder_backward(float dloss, bool accumulate);
+    void mlm_decoder_backward(kernels::GradOut dword, float* dbias, float dloss, bool accumulate);
     void mlm_transform_backward(kernels::WeightGrad mode);
     void classify_head_backward(const int32_t* labels, float dloss, kernels::WeightGrad mode);
+    int64_t grad_window() const override;
+    // Where layer l's gradients are written (grad_of each of its tensors).
+    BertLayerParams layer_grads(int64_t l);
 
     BertConfig cfg_;
     backend::Gemm& gemm_;
-    BertParams p_, g_;  // views of params_ and grads_
+    BertParams p_;  // views of params_
     Arena arena_;
     BertActs acts_;
     AlignedBuffer<float> logits_;  // (B, T, V) of a masked-LM pass without targets

@@ -44,7 +44,7 @@ public:
     // The floats the last backward rounded into bf16 gradients from its windows.
     int64_t grads_rounded() const { return grads_.rounded(); }
     // Keeps the gradients in bf16 from now on (model/gradients.h): half their memory. Needs
-    // mixed precision and a model that supports it (grad_window() > 0); InputError otherwise.
+    // mixed precision, and a model that is not LoRA's (grad_window() > 0); InputError otherwise.
     void keep_grads_in_bf16();
     Precision precision() const { return precision_; }
 

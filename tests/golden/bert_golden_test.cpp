@@ -5,6 +5,8 @@
 // the very tensors transformers saved.
 #include <gtest/gtest.h>
 
+#include "core/bf16.h"
+
 #include <filesystem>
 #include <tuple>
 
@@ -57,19 +59,42 @@ const Family kDistilBert{"distilbert",
 
 void PrintTo(const Family& f, std::ostream* os) { *os << f.dir; }  // test names, not bytes
 
-class BertGolden : public TempDirTest, public ::testing::WithParamInterface<std::tuple<Family, Precision>> {
+// The model's precision, and whether it keeps its gradients in bf16 (bf16's tolerances).
+struct Mode {
+    Precision precision;
+    bool bf16_grads = false;
+};
+void PrintTo(const Mode& m, std::ostream* os) { *os << precision_name(m.precision) << (m.bf16_grads ? "_bf16_grads" : ""); }
+
+// The model's gradients as floats (bf16 ones widened).
+std::vector<float> grads_of(const Model& m) {
+    if (!m.grads_in_bf16()) return {m.grads().begin(), m.grads().end()};
+    std::vector<float> g;
+    for (const uint16_t x : m.grads_bf16()) g.push_back(from_bf16(x));
+    return g;
+}
+
+class BertGolden : public TempDirTest, public ::testing::WithParamInterface<std::tuple<Family, Mode>> {
 protected:
     const Family& family() const { return std::get<0>(GetParam()); }
-    Precision precision() const { return std::get<1>(GetParam()); }
+    Precision precision() const { return std::get<1>(GetParam()).precision; }
+    // The fixture's model with its weights loaded.
+    std::unique_ptr<Bert> load(const char* kind) {
+        auto model = std::make_unique<Bert>(read_hf_bert_config(fixture(kind)), *gemm_, precision());
+        if (std::get<1>(GetParam()).bf16_grads) model->keep_grads_in_bf16();
+        load_hf_bert_weights(*model, fixture(kind));
+        return model;
+    }
     std::string fixture(const char* kind) const { return kFixtures + "/" + family().dir + "-" + kind; }
     Tolerance tol() const { return precision() == Precision::Fp32 ? Tolerance{1e-4, 1e-4} : Tolerance{2e-2, 2e-2}; }
     void expect_grads(const Bert& model, const std::string& prefix, const std::vector<std::string>& names) {
+        const std::vector<float> grads = grads_of(model);
         for (const std::string& name : names) {
             const ParamSpec& s = model.layout().find(name);
             const auto want = expected_.read_f32(prefix + name);
             const double scale = max_abs(std::span<const float>(want));
             ASSERT_GT(scale, 0.0) << name;
-            EXPECT_TRUE(close(model.grads().subspan(s.offset, s.numel), std::span<const float>(want), 0.0,
+            EXPECT_TRUE(close(std::span<const float>(grads).subspan(s.offset, s.numel), std::span<const float>(want), 0.0,
                               tol().grad * scale))
                 << name;
         }
@@ -84,8 +109,8 @@ TEST_P(BertGolden, MaskedLmMatchesTransformers) {
     EXPECT_EQ(cfg.intermediate, 64);
     EXPECT_FLOAT_EQ(cfg.layer_norm_eps, 1e-12f);
     EXPECT_EQ(cfg.distil(), family().dir == "distilbert");
-    Bert model(cfg, *gemm_, precision());
-    load_hf_bert_weights(model, fixture("mlm"));
+    const std::unique_ptr<Bert> loaded = load("mlm");
+    Bert& model = *loaded;
     const int64_t B = 2, T = 13, V = cfg.vocab_size;
     const auto ids = expected_.read_i32("mlm_ids");
     const auto lengths = lengths_of(expected_.read_i32("mlm_mask"), B, T);
@@ -108,8 +133,8 @@ TEST_P(BertGolden, MaskedLmMatchesTransformers) {
 TEST_P(BertGolden, SequenceClassificationMatchesTransformers) {
     const BertConfig cfg = read_hf_bert_config(fixture("cls"));
     ASSERT_EQ(cfg.num_labels, 3);
-    Bert model(cfg, *gemm_, precision());
-    load_hf_bert_weights(model, fixture("cls"));
+    const std::unique_ptr<Bert> loaded = load("cls");
+    Bert& model = *loaded;
     const int64_t B = 3, T = 13;
     const auto ids = expected_.read_i32("cls_ids");
     const auto lengths = lengths_of(expected_.read_i32("cls_mask"), B, T);
@@ -124,9 +149,12 @@ TEST_P(BertGolden, SequenceClassificationMatchesTransformers) {
 
 INSTANTIATE_TEST_SUITE_P(FamiliesAndPrecisions, BertGolden,
                          ::testing::Combine(::testing::Values(kBert, kDistilBert),
-                                            ::testing::Values(Precision::Fp32, Precision::Bf16)),
+                                            ::testing::Values(Mode{Precision::Fp32}, Mode{Precision::Bf16},
+                                                              Mode{Precision::Bf16, true})),
                          [](const auto& info) {
-                             return std::get<0>(info.param).dir + "_" + precision_name(std::get<1>(info.param));
+                             const Mode& m = std::get<1>(info.param);
+                             return std::get<0>(info.param).dir + "_" + precision_name(m.precision) +
+                                    (m.bf16_grads ? "_bf16_grads" : "");
                          });
 
 // Export writes back every tensor transformers saved, under its names, bit for bit.

@@ -295,8 +295,9 @@ void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* lo
         if (dbias != nullptr) bias_backward(dbias, dlogits_fp32, nr, s.V);
         run(gemm, {.M = nr, .N = s.C, .K = s.V, .lda = ld}, dlogits, wte, dx + r0 * s.C);
         if (dwte) {
-            run_grad(gemm, {.M = s.V, .N = s.C, .K = nr, .trans_a = true, .lda = ld, .accumulate = accumulate || r0 > 0},
-                     dlogits, xb, dwte);
+            const bool add = accumulate || r0 > 0;
+            run_grad(gemm, {.M = s.V, .N = s.C, .K = nr, .trans_a = true, .lda = ld, .accumulate = add}, dlogits, xb,
+                     dwte);
         }
     }
     if (!accumulate && dwte) zero_padding(s, dwte);

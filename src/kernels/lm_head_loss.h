@@ -43,10 +43,10 @@ void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* 
                           float* target_logit, float* row_max = nullptr);
 
 // For loss = dloss · Σ losses: writes (=) dx (N, C); dwte (Vp, C) += or = (accumulate) the
-// head's share (padded rows get zero), in fp32 or, with bf16 inputs, bf16 (kernels/grad_out.h); dbias (V) += or = the column sums of dlogits, taken in
-// fp32 (also in mixed precision). bias and dbias may be null. dlogits_chunk: N · chunk
-// scratch; in fp32 it may be logits_chunk itself (in bf16 with dbias, logits_chunk keeps the
-// fp32 dlogits for the column sums).
+// head's share (padded rows get zero), in fp32 or, with bf16 inputs, bf16 (kernels/grad_out.h);
+// dbias (V) += or = the column sums of dlogits, taken in fp32 (also in mixed precision). bias
+// and dbias may be null. dlogits_chunk: N · chunk scratch; in fp32 it may be logits_chunk itself
+// (in bf16 with dbias, logits_chunk keeps the fp32 dlogits for the column sums).
 template <class In>
 void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float* dx, GradOut dwte, float* dbias,
                            bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,

@@ -46,7 +46,9 @@ int64_t Bert::grad_window() const {
     // embeddings, each layer and the head go through the window.
     int64_t widest = layer_begin_.front() - (p_.position - params_.data());
     widest = std::max(widest, layout_.total() - layer_begin_.back());
-    for (size_t l = 0; l + 1 < layer_begin_.size(); l++) widest = std::max(widest, layer_begin_[l + 1] - layer_begin_[l]);
+    for (size_t l = 0; l + 1 < layer_begin_.size(); l++) {
+        widest = std::max(widest, layer_begin_[l + 1] - layer_begin_[l]);
+    }
     return widest;
 }
 
@@ -384,8 +386,8 @@ void Bert::mlm_transform_backward(WeightGrad mode) {
                        acts_.mlm_mean,
                        acts_.mlm_rstd, M, H);
     gelu_erf_backward(acts_.dhead_a, dg, acts_.mlm_t, M * H);
-    linear_backward(acts_.dhead_b, grad_of(p_.mlm_dense_weight), grad_of(p_.mlm_dense_bias), acts_.dhead_a, acts_.mlm_in,
-                    acts_.mlm_in_h, p_.mlm_dense_weight, M, H, H, mode);
+    linear_backward(acts_.dhead_b, grad_of(p_.mlm_dense_weight), grad_of(p_.mlm_dense_bias), acts_.dhead_a,
+                    acts_.mlm_in, acts_.mlm_in_h, p_.mlm_dense_weight, M, H, H, mode);
     for (int64_t m = 0; m < M; m++) {
         std::copy_n(acts_.dhead_b + m * H, H, acts_.dx + static_cast<int64_t>(acts_.mlm_rows[m]) * H);
     }

@@ -306,8 +306,8 @@ void CausalLm::classify_head_backward(const int32_t* labels, float dloss, Weight
     const HeadIo io = head_io();
     const HeadGrads grads = head_grads();
     const bool accumulate = mode == WeightGrad::Accumulate;
-    classifier_backward(head_.pooled_grad, grads.dscore, nullptr, accumulate, head_.class_logits, head_.pooled, io.score,
-                        labels, dloss, B_, C, dims_.L);
+    classifier_backward(head_.pooled_grad, grads.dscore, nullptr, accumulate, head_.class_logits, head_.pooled,
+                        io.score, labels, dloss, B_, C, dims_.L);
     // Only the pooled rows reach the head: d(final hidden) is zero elsewhere.
     zero(io.dx, N * C);
     for (int64_t b = 0; b < B_; b++) std::copy_n(head_.pooled_grad + b * C, C, io.dx + pooled_rows_[b] * C);

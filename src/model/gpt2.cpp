@@ -36,7 +36,9 @@ Gpt2::Gpt2(const Gpt2Config& cfg, backend::Gemm& gemm, Precision precision, Reco
         block_begin_.push_back(layout_.find(fmt::format("h.{}.ln_1.weight", l)).offset);
     }
     block_begin_.push_back(layout_.find("ln_f.weight").offset);
-    if (p_.score != nullptr) accumulated_grads_.emplace_back(grad_of(p_.score), static_cast<size_t>(cfg_.num_labels * C));
+    if (p_.score != nullptr) {
+        accumulated_grads_.emplace_back(grad_of(p_.score), static_cast<size_t>(cfg_.num_labels * C));
+    }
     for (int64_t i = 0; i < cfg_.n_layer; i++) {
         const Gpt2LayerParams l = layer_grads(i);
         for (auto [grad, n] : {std::pair{l.ln_1_weight, C}, {l.ln_1_bias, C}, {l.c_attn_bias, 3 * C},
@@ -187,7 +189,9 @@ void Gpt2::open_head_grads() { open_grads(block_begin_.back(), layout_.total());
 int64_t Gpt2::grad_window() const {
     const int64_t embeddings = block_begin_.front() - (p_.wpe - params_.data());  // wpe (wte is written in bf16)
     int64_t widest = std::max(embeddings, layout_.total() - block_begin_.back());
-    for (size_t l = 0; l + 1 < block_begin_.size(); l++) widest = std::max(widest, block_begin_[l + 1] - block_begin_[l]);
+    for (size_t l = 0; l + 1 < block_begin_.size(); l++) {
+        widest = std::max(widest, block_begin_[l + 1] - block_begin_[l]);
+    }
     return widest;
 }
 

@@ -6,9 +6,9 @@
 // memory. Backward writes each range of the layout it finishes together (a block's tensors)
 // into an fp32 window first; closing the range rounds the window into the buffer once, adding
 // what the buffer holds when micro-steps accumulate. The kernels and their fp32 sums are those
-// of the fp32 path: only the stored result is rounded. A tensor too large for the window (the
-// tied embedding) is written in bf16 by its kernels directly, through 8 MiB of fp32 sums
-// (kernels/grad_out.h).
+// of the fp32 path: only the stored result is rounded. A tensor too large for the window (a
+// token embedding, an LM head's matrix) is written in bf16 by its kernels directly, through
+// 8 MiB of fp32 sums (kernels/grad_out.h).
 #pragma once
 
 #include <cstdint>

@@ -345,7 +345,9 @@ int64_t Llama::grad_window() const {
     if (lora_.enabled()) return 0;  // the adapters' gradients are small: kept in fp32
     const int64_t head = (p_.lm_head != nullptr ? p_.lm_head - params_.data() : layout_.total()) - block_begin_.back();
     int64_t widest = head;
-    for (size_t l = 0; l + 1 < block_begin_.size(); l++) widest = std::max(widest, block_begin_[l + 1] - block_begin_[l]);
+    for (size_t l = 0; l + 1 < block_begin_.size(); l++) {
+        widest = std::max(widest, block_begin_[l + 1] - block_begin_[l]);
+    }
     return widest;
 }
 

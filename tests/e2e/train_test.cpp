@@ -179,7 +179,8 @@ TEST_F(TrainRun, Bf16GradientsTrainAsFp32OnesAndResumeBitForBit) {
     ASSERT_EQ(c.size(), 10u);
     for (const auto& [step, loss] : c) EXPECT_EQ(loss, a.at(step)) << "step " << step;
 
-    const auto fp32 = run_lmforge("train " + config("fp32", 2, 10) + " --set train.precision=fp32 --set train.grads=bf16");
+    const auto fp32 =
+        run_lmforge("train " + config("fp32", 2, 10) + " --set train.precision=fp32 --set train.grads=bf16");
     EXPECT_NE(fp32.status, 0);
     EXPECT_NE(fp32.err.find("bf16 gradients need mixed precision"), std::string::npos) << fp32.err;
 }

@@ -64,7 +64,9 @@ struct Mode {
     Precision precision;
     bool bf16_grads = false;
 };
-void PrintTo(const Mode& m, std::ostream* os) { *os << precision_name(m.precision) << (m.bf16_grads ? "_bf16_grads" : ""); }
+void PrintTo(const Mode& m, std::ostream* os) {
+    *os << precision_name(m.precision) << (m.bf16_grads ? "_bf16_grads" : "");
+}
 
 // The model's gradients as floats (bf16 ones widened).
 std::vector<float> grads_of(const Model& m) {
@@ -94,8 +96,8 @@ protected:
             const auto want = expected_.read_f32(prefix + name);
             const double scale = max_abs(std::span<const float>(want));
             ASSERT_GT(scale, 0.0) << name;
-            EXPECT_TRUE(close(std::span<const float>(grads).subspan(s.offset, s.numel), std::span<const float>(want), 0.0,
-                              tol().grad * scale))
+            const auto got = std::span<const float>(grads).subspan(s.offset, s.numel);
+            EXPECT_TRUE(close(got, std::span<const float>(want), 0.0, tol().grad * scale))
                 << name;
         }
     }

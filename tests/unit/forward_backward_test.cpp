@@ -1,9 +1,10 @@
 // The training call of every model, forward_backward(batch, grad_scale, accumulate), on GPT-2
 // (language-model and classification heads) and BERT (masked-LM and classification heads), in
-// both precisions, Llama (both heads) in bf16, and with the gradients kept in bf16: its losses are inference's; accumulate=false overwrites every gradient,
-// however stale; two accumulated batches give the sum of their gradients; the scale scales
-// them exactly (a power of two); a batch with nothing to predict gives zero gradients. The
-// gradients themselves are checked against PyTorch by the golden tests.
+// both precisions, Llama (both heads) in bf16, and with the gradients kept in bf16: its losses
+// are inference's; accumulate=false overwrites every gradient, however stale; two accumulated
+// batches give the sum of their gradients; the scale scales them exactly (a power of two); a
+// batch with nothing to predict gives zero gradients. The gradients themselves are checked
+// against PyTorch by the golden tests.
 #include <gtest/gtest.h>
 
 #include <cmath>

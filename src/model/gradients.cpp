@@ -11,7 +11,8 @@ namespace lmforge {
 
 namespace {
 
-// A block of fp32 sums small enough to be read back from cache (and a row of any width).
+// A block of fp32 sums small enough to be read back from cache (and a row of any width), or
+// the whole of a smaller model.
 constexpr size_t kBlockSumFloats = size_t{2} << 20;
 
 }  // namespace
@@ -20,7 +21,7 @@ void Gradients::keep_in_bf16(int64_t window, std::vector<std::pair<int64_t, int6
     fp32_ = AlignedBuffer<float>();
     bf16_ = AlignedBuffer<uint16_t>(static_cast<size_t>(total_));
     window_ = AlignedBuffer<float>(static_cast<size_t>(window));
-    block_sums_ = AlignedBuffer<float>(kBlockSumFloats);
+    block_sums_ = AlignedBuffer<float>(std::min(kBlockSumFloats, static_cast<size_t>(total_)));
     zero_on_open_ = std::move(zero_on_open);
 }
 

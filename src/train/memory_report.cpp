@@ -13,7 +13,7 @@ constexpr double kMiB = 1048576.0;
 MemoryParts memory_parts(const Model& model, const DataParallel& dp) {
     return {static_cast<double>(model.frozen_bytes()) / kMiB, static_cast<double>(model.weight_bytes()) / kMiB,
             static_cast<double>(model.gradient_bytes()) / kMiB, static_cast<double>(dp.moment_bytes()) / kMiB,
-            static_cast<double>(model.activation_bytes()) / kMiB};
+            static_cast<double>(model.activation_bytes()) / kMiB, model.grads_in_bf16()};
 }
 
 std::string describe_memory(const MemoryParts& m, Precision precision) {
@@ -24,7 +24,7 @@ std::string describe_memory(const MemoryParts& m, Precision precision) {
     };
     part(m.frozen_mib, precision == Precision::Bf16 ? "frozen base (bf16)" : "frozen base (fp32)");
     part(m.weights_mib, precision == Precision::Bf16 ? "trainable weights (fp32 + bf16 copy)" : "trainable weights");
-    part(m.gradients_mib, "gradients");
+    part(m.gradients_mib, m.bf16_gradients ? "gradients (bf16 + fp32 window)" : "gradients");
     part(m.moments_mib, "AdamW moments");
     part(m.activations_mib, "activations");
     return s + fmt::format(" = {:.0f} MiB", m.total_mib());

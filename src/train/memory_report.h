@@ -12,6 +12,7 @@ namespace lmforge {
 
 struct MemoryParts {
     double frozen_mib = 0, weights_mib = 0, gradients_mib = 0, moments_mib = 0, activations_mib = 0;
+    bool bf16_gradients = false;  // kept in bf16 (with their fp32 window)
     double total_mib() const { return frozen_mib + weights_mib + gradients_mib + moments_mib + activations_mib; }
 };
 

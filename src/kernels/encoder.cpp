@@ -92,7 +92,8 @@ void token_embedding_backward(bf16* dwte, const float* dout, const int32_t* inp,
     // The positions grouped by token, each group in position order.
     std::vector<int32_t> order(static_cast<size_t>(N));
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [inp](int32_t a, int32_t b) { return inp[a] < inp[b]; });
+    std::sort(order.begin(), order.end(),
+              [inp](int32_t a, int32_t b) { return inp[a] != inp[b] ? inp[a] < inp[b] : a < b; });
     std::vector<int64_t> group_begin;
     for (int64_t i = 0; i < N; i++) {
         if (i == 0 || inp[order[i]] != inp[order[i - 1]]) group_begin.push_back(i);

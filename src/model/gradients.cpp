@@ -44,13 +44,8 @@ void Gradients::open(int64_t begin, int64_t end) {
     for (const auto& [offset, length] : zero_on_open_) {
         const int64_t lo = std::max(begin, offset), hi = std::min(end, offset + length);
         if (lo < hi) std::fill_n(window_.data() + (lo - begin), hi - lo, 0.0f);
+        zeroed_ += std::max<int64_t>(0, hi - lo);
     }
-}
-
-int64_t Gradients::zeroed_on_open() const {
-    int64_t n = 0;
-    for (const auto& [offset, length] : zero_on_open_) n += length;
-    return n;
 }
 
 void Gradients::close(int64_t begin, int64_t end) {

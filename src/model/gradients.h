@@ -36,8 +36,8 @@ public:
     std::span<uint16_t> bf16() { return bf16_.span(); }  // empty in fp32
     std::span<const uint16_t> bf16() const { return bf16_.span(); }
     int64_t total() const { return total_; }
-    // The floats opening the windows zeroes in one backward (bf16; 0 in fp32).
-    int64_t zeroed_on_open() const;
+    // The floats the last backward's windows zeroed as they opened (bf16; 0 in fp32).
+    int64_t zeroed() const { return zeroed_; }
     // The floats the last backward rounded from its windows into the buffer (bf16).
     int64_t rounded() const { return rounded_; }
     size_t bytes() const {
@@ -57,7 +57,7 @@ public:
     // bf16: a backward starts; accumulate: closing adds to what the buffer holds.
     void begin(bool accumulate) {
         accumulate_ = accumulate;
-        rounded_ = 0;
+        rounded_ = zeroed_ = 0;
     }
     bool accumulating() const { return accumulate_; }
     // bf16: backward is about to write [begin, end) into the window; fp32: nothing to do.
@@ -74,7 +74,7 @@ private:
     std::vector<std::pair<int64_t, int64_t>> zero_on_open_;
     int64_t total_ = 0;
     int64_t open_begin_ = 0, open_end_ = 0;
-    int64_t rounded_ = 0;
+    int64_t rounded_ = 0, zeroed_ = 0;
     bool accumulate_ = false;
 };
 

@@ -97,11 +97,12 @@ public:
     size_t weight_bytes() const { return params_.size() * sizeof(float) + params_h_.size() * sizeof(uint16_t); }
     size_t gradient_bytes() const { return grads_.bytes(); }
     // Floats of the gradients a step's first backward zeroes before adding into them
-    // (begin_backward): for the roofline's count of the bytes a step writes.
+    // (begin_backward; in bf16 gradients, as the last backward's windows opened): for the
+    // roofline's count of the bytes a step writes.
     int64_t zeroed_grad_floats() const {
         int64_t n = 0;
         for (const std::span<float> g : accumulated_grads_) n += static_cast<int64_t>(g.size());
-        return n + grads_.zeroed_on_open();
+        return n + grads_.zeroed();
     }
 
     // Times every kernel call into `profiler` (null: no timing).

@@ -13,7 +13,9 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/bf16.h"
 #include "model/llama_config.h"
+#include "model/model.h"
 
 namespace lmforge::test {
 
@@ -97,6 +99,14 @@ double max_abs(std::span<const T_> x) {
     double m = 0.0;
     for (const T_& v : x) m = std::max(m, std::abs(static_cast<double>(v)));
     return m;
+}
+
+// The model's gradients as floats: its fp32 ones, or its bf16 ones widened.
+inline std::vector<float> grads_as_floats(const Model& m) {
+    if (!m.grads_in_bf16()) return {m.grads().begin(), m.grads().end()};
+    std::vector<float> g;
+    for (const uint16_t x : m.grads_bf16()) g.push_back(from_bf16(x));
+    return g;
 }
 
 // The message of the InputError that f throws, or "no error".

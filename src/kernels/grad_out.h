@@ -5,6 +5,7 @@
 // ever.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -22,6 +23,11 @@ struct GradOut {
     GradOut(uint16_t* p, float* sums, int64_t sums_floats) : bf16(p), sums(sums), sums_floats(sums_floats) {}
 
     explicit operator bool() const { return f32 != nullptr || bf16 != nullptr; }
+    // Its first n elements set to zero, in whichever precision it is.
+    void zero(int64_t n) const {
+        if (f32 != nullptr) std::fill_n(f32, n, 0.0f);
+        if (bf16 != nullptr) std::fill_n(bf16, n, uint16_t{0});
+    }
     // The gradient `offset` elements on.
     GradOut operator+(int64_t offset) const {
         GradOut g = *this;

@@ -71,11 +71,7 @@ void run_grad(backend::Gemm& gemm, const backend::GemmShape& s, const In* a, con
 }
 
 // Zero gradients for the padded rows V..Vp-1 of the embedding.
-void zero_padding(const LmHeadLossShape& s, GradOut dwte) {
-    const auto n = static_cast<size_t>((s.Vp - s.V) * s.C);
-    if (dwte.f32 != nullptr) std::memset(dwte.f32 + s.V * s.C, 0, sizeof(float) * n);
-    if (dwte.bf16 != nullptr) std::memset(dwte.bf16 + s.V * s.C, 0, sizeof(bf16) * n);
-}
+void zero_padding(const LmHeadLossShape& s, GradOut dwte) { (dwte + s.V * s.C).zero((s.Vp - s.V) * s.C); }
 
 // logits (N, nc) = x · wte[c0 : c0+nc]ᵀ + bias[c0 : c0+nc]
 template <class In>

@@ -411,10 +411,7 @@ void Bert::classify_head_backward(const int32_t* labels, float dloss, WeightGrad
     for (int64_t b = 0; b < B; b++) std::copy_n(acts_.dhead_a + b * H, H, acts_.dx + b * T * H);
     // No tied decoder writes the word embedding's gradient first.
     const GradOut dword = grad_out(p_.word);
-    if (mode_for(dword, mode) == WeightGrad::Overwrite) {
-        if (dword.f32 != nullptr) zero(dword.f32, cfg_.padded_vocab() * H);
-        if (dword.bf16 != nullptr) std::fill_n(dword.bf16, cfg_.padded_vocab() * H, uint16_t{0});
-    }
+    if (mode_for(dword, mode) == WeightGrad::Overwrite) dword.zero(cfg_.padded_vocab() * H);
     lap("classifier_bwd");
 }
 

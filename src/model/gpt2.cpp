@@ -204,10 +204,7 @@ Gpt2LayerParams Gpt2::layer_grads(int64_t l) {
 }
 
 void Gpt2::head_matrix_untouched() {
-    const int64_t n = cfg_.padded_vocab() * cfg_.n_embd;
-    const GradOut dwte = grad_out(p_.wte);
-    if (dwte.bf16 != nullptr) std::fill_n(dwte.bf16, n, uint16_t{0});
-    if (dwte.f32 != nullptr) zero(dwte.f32, n);
+    grad_out(p_.wte).zero(cfg_.padded_vocab() * cfg_.n_embd);
 }
 
 void Gpt2::forward_body(const int32_t* inputs) {

@@ -365,11 +365,7 @@ kernels::GradOut Llama::embed_grad() { return lora_.enabled() ? kernels::GradOut
 void Llama::head_matrix_untouched() {
     // A classifier has no LM head matrix (and the embedding's gradient is zeroed with the
     // accumulated ones); a language model's is the embedding (tied) or lm_head, unless frozen.
-    const kernels::GradOut dw = head_grads().dw;
-    const int64_t n = cfg_.padded_vocab() * cfg_.n_embd;
-    if (cfg_.num_labels > 0) return;
-    if (dw.f32 != nullptr) zero(dw.f32, n);
-    if (dw.bf16 != nullptr) std::fill_n(dw.bf16, n, uint16_t{0});
+    if (cfg_.num_labels == 0) head_grads().dw.zero(cfg_.padded_vocab() * cfg_.n_embd);
 }
 
 void Llama::linear(float* out, const float* inp, const uint16_t* inp_h, const float* w, const uint16_t* w_h,
@@ -611,7 +607,7 @@ void Llama::backward_body(WeightGrad mode) {
     if (dembed.bf16 != nullptr) {
         // Only added to here: zeroed first unless accumulating, or the LM head (tied) wrote it.
         const bool overwrite = mode_for(dembed, mode) == WeightGrad::Overwrite;
-        if (overwrite && embed_only_added()) std::fill_n(dembed.bf16, cfg_.padded_vocab() * C, uint16_t{0});
+        if (overwrite && embed_only_added()) dembed.zero(cfg_.padded_vocab() * C);
         token_embedding_backward(dembed.bf16, acts_.dres, inputs_, N, C);
     }
     lap("embedding_bwd");

@@ -5,8 +5,6 @@
 // the very tensors transformers saved.
 #include <gtest/gtest.h>
 
-#include "core/bf16.h"
-
 #include <filesystem>
 #include <tuple>
 
@@ -68,14 +66,6 @@ void PrintTo(const Mode& m, std::ostream* os) {
     *os << precision_name(m.precision) << (m.bf16_grads ? "_bf16_grads" : "");
 }
 
-// The model's gradients as floats (bf16 ones widened).
-std::vector<float> grads_of(const Model& m) {
-    if (!m.grads_in_bf16()) return {m.grads().begin(), m.grads().end()};
-    std::vector<float> g;
-    for (const uint16_t x : m.grads_bf16()) g.push_back(from_bf16(x));
-    return g;
-}
-
 class BertGolden : public TempDirTest, public ::testing::WithParamInterface<std::tuple<Family, Mode>> {
 protected:
     const Family& family() const { return std::get<0>(GetParam()); }
@@ -90,7 +80,7 @@ protected:
     std::string fixture(const char* kind) const { return kFixtures + "/" + family().dir + "-" + kind; }
     Tolerance tol() const { return precision() == Precision::Fp32 ? Tolerance{1e-4, 1e-4} : Tolerance{2e-2, 2e-2}; }
     void expect_grads(const Bert& model, const std::string& prefix, const std::vector<std::string>& names) {
-        const std::vector<float> grads = grads_of(model);
+        const std::vector<float> grads = grads_as_floats(model);
         for (const std::string& name : names) {
             const ParamSpec& s = model.layout().find(name);
             const auto want = expected_.read_f32(prefix + name);

@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/gemm.h"
-#include "core/bf16.h"
 #include "model/fp16_gemm.h"
 #include "distributed/comm_single.h"
 #include "distributed/data_parallel.h"
@@ -87,14 +86,6 @@ struct Golden {
     }
 };
 
-// The model's gradients as floats (bf16 ones widened).
-std::vector<float> grads_of(const Model& m) {
-    if (!m.grads_in_bf16()) return {m.grads().begin(), m.grads().end()};
-    std::vector<float> g;
-    for (const uint16_t x : m.grads_bf16()) g.push_back(from_bf16(x));
-    return g;
-}
-
 // max |got - want| / max |want|: an error on the tensor's own scale, for the report line.
 double scaled_error(std::span<const float> got, std::span<const float> want) {
     double worst = 0.0;
@@ -139,7 +130,7 @@ TEST_P(Gpt2Golden, LogitsLossAndGradientsMatchPyTorch) {
     const double loss_error = std::abs(loss - g.file.read_f32("loss")[0]) / std::abs(loss);
 
     double grad_error = 0.0;
-    const std::vector<float> grads = grads_of(model);
+    const std::vector<float> grads = grads_as_floats(model);
     for (const ParamSpec& s : model.layout().specs()) {
         const auto want_grad = g.file.read_f32("grad/" + s.name);
         const auto got_grad = std::span<const float>(grads).subspan(s.offset, s.numel);

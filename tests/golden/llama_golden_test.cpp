@@ -13,7 +13,6 @@
 #include <tuple>
 
 #include "backend/gemm.h"
-#include "core/bf16.h"
 #include "checkpoint/hf_llama.h"
 #include "io/safetensors.h"
 #include "model/llama.h"
@@ -126,8 +125,7 @@ TEST(LlamaBf16Gradients, MatchTransformers) {
                     .targets = expected().read_i32(name + "/targets")};
         const double loss = m.model.forward_backward(batch, 1.0f / static_cast<float>(batch.counted()), false).mean();
         EXPECT_NEAR(loss, expected().read_f32(name + "/loss")[0], kBf16.loss_rtol * loss) << name;
-        std::vector<float> grads;
-        for (const uint16_t g : m.model.grads_bf16()) grads.push_back(from_bf16(g));
+        const std::vector<float> grads = grads_as_floats(m.model);
         double grad_error = 0;
         for (const ParamSpec& s : m.model.layout().specs()) {
             grad_error = std::max(grad_error, expect_tensor(std::span<const float>(grads).subspan(s.offset, s.numel),

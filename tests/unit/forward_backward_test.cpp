@@ -85,14 +85,6 @@ Batch make_batch(const Case& c, uint64_t seed, bool predict = true) {
     return b;
 }
 
-// The gradients as floats (bf16 ones widened).
-std::vector<float> grads_of(const Model& m) {
-    if (!m.grads_in_bf16()) return {m.grads().begin(), m.grads().end()};
-    std::vector<float> g;
-    for (const uint16_t x : m.grads_bf16()) g.push_back(from_bf16(x));
-    return g;
-}
-
 // Every gradient set to NaN.
 void poison(Model& m) {
     std::fill(m.grads().begin(), m.grads().end(), std::numeric_limits<float>::quiet_NaN());
@@ -120,7 +112,7 @@ protected:
     std::vector<float> fresh(const Batch& b, float scale) {
         auto m = make(GetParam(), *gemm_);
         m->forward_backward(b, scale, false);
-        return grads_of(*m);
+        return test::grads_as_floats(*m);
     }
 };
 
@@ -145,7 +137,7 @@ TEST_P(ForwardBackward, OverwritingForgetsEveryStaleGradient) {
     poison(*model);
     model->forward_backward(b, 1.0f, false);
     const std::vector<float> want = fresh(b, 1.0f);
-    EXPECT_EQ(differing(*model, grads_of(*model), want), "");
+    EXPECT_EQ(differing(*model, test::grads_as_floats(*model), want), "");
 }
 
 TEST_P(ForwardBackward, AccumulatingAddsTheBatchesGradients) {
@@ -159,7 +151,8 @@ TEST_P(ForwardBackward, AccumulatingAddsTheBatchesGradients) {
     const double scale = test::max_abs(std::span<const float>(sum));
     // bf16 gradients round each batch's sum, and then their total: a few bf16 steps of the largest.
     const double tol = GetParam().bf16_grads ? 0x1p-6 : 1e-6;
-    EXPECT_TRUE(test::close(grads_of(*model), sum, GetParam().bf16_grads ? 0x1p-7 : 1e-5, tol * scale));
+    const double rtol = GetParam().bf16_grads ? 0x1p-7 : 1e-5;
+    EXPECT_TRUE(test::close(test::grads_as_floats(*model), sum, rtol, tol * scale));
 }
 
 TEST_P(ForwardBackward, TheScaleScalesEveryGradientExactly) {
@@ -177,7 +170,7 @@ TEST_P(ForwardBackwardLm, NothingToPredictGivesZeroGradients) {
     poison(*model);
     const LossSum loss = model->forward_backward(make_batch(GetParam(), 5, false), 1.0f, false);
     EXPECT_EQ(loss.count, 0);
-    EXPECT_EQ(differing(*model, grads_of(*model), std::vector<float>(model->params().size(), 0.0f)), "");
+    EXPECT_EQ(differing(*model, test::grads_as_floats(*model), std::vector<float>(model->params().size(), 0.0f)), "");
 }
 
 // bf16 gradients are the fp32 ones rounded once, bit for bit, wherever backward writes them
@@ -195,7 +188,7 @@ TEST_P(Bf16Gradients, AreTheFp32OnesRoundedOnce) {
         rounded->forward_backward(*batch, 1.0f, false);
         exact->forward_backward(*batch, 1.0f, false);
     }
-    const std::vector<float> got = grads_of(*rounded), want = grads_of(*exact);
+    const std::vector<float> got = test::grads_as_floats(*rounded), want = test::grads_as_floats(*exact);
     for (const ParamSpec& s : rounded->layout().specs()) {
         const std::span<const float> w(want.data() + s.offset, static_cast<size_t>(s.reserved));
         const auto largest = static_cast<float>(test::max_abs(w));

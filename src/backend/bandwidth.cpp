@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "backend/best_figures.h"
 #include "backend/caches.h"
 #include "backend/threads.h"
 #include "core/aligned_buffer.h"
@@ -101,7 +102,12 @@ double triad_gbs(int64_t bytes, int runs) {
     return total;
 }
 
-double memory_gbs() { return triad_gbs(bandwidth_array_bytes(), 8); }
+// A level's triad set against the best on record for this CPU (backend/best_figures.h).
+double best_gbs(const std::string& level, double measured) {
+    return best_figure(fmt::format("{} GB/s, {} threads", level, omp_get_max_threads()), measured);
+}
+
+double memory_gbs() { return best_gbs("memory", triad_gbs(bandwidth_array_bytes(), 8)); }
 
 // Each cache level from L2 on, timed with arrays together a quarter of its size (and at least
 // twice what the levels before it hold, or the level is left out: it could not be told apart).
@@ -112,7 +118,8 @@ std::vector<MemoryLevel> cache_levels() {
         const int64_t footprint = std::max(2 * before, c.bytes / 4) / 128 * 128;
         before += c.bytes;
         if (c.level < 2 || footprint > c.bytes / 2 || footprint == 0) continue;
-        levels.push_back({fmt::format("L{}", c.level), c.bytes, triad_gbs(footprint / 2, 20)});
+        const std::string name = fmt::format("L{}", c.level);
+        levels.push_back({name, c.bytes, best_gbs(name, triad_gbs(footprint / 2, 20))});
     }
     return levels;
 }

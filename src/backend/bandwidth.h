@@ -11,8 +11,9 @@ namespace lmforge::backend {
 
 // GB/s (1e9 bytes a second) from memory: a STREAM-like triad on the OpenMP threads in use, each
 // thread sweeping its own slice of two arrays far larger than the last-level cache; each
-// thread's best of eight runs, summed over the threads. Measured once per thread count, then
-// remembered; about a tenth of a second on a 2-core machine, most of it the arrays' first touch.
+// thread's best of eight runs, summed over the threads, or the best on record for this CPU if
+// higher (backend/best_figures.h). Measured once per thread count, then remembered; about a
+// tenth of a second on a 2-core machine, most of it the arrays' first touch.
 double measured_bandwidth_gbs();
 
 // The bytes of each of the triad's two arrays: four times the last-level caches of the cores
@@ -35,7 +36,7 @@ struct MemoryLevel {
 std::vector<MemoryLevel> measured_memory_levels();
 
 // Measures every level again and remembers the higher figure of each. A shared host's memory
-// (a virtual machine's) has run at 58 and at 110 GB/s within the same hour: a kernel timed in a
+// (a virtual machine's) has run at 38 and at 110 GB/s within the same hour: a kernel timed in a
 // good minute then seems to beat the figure of a bad one.
 std::vector<MemoryLevel> remeasured_memory_levels();
 

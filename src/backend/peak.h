@@ -10,7 +10,8 @@ enum class PeakKind {
 };
 
 // GFLOP/s of back-to-back independent multiply-adds: the sum over the OpenMP threads of each
-// one's best of forty ~1 ms runs. Measured once per kind and thread count, then remembered.
+// one's best of forty ~1 ms runs, or the best on record for this CPU if higher
+// (backend/best_figures.h). Measured once per kind and thread count, then remembered.
 double measured_peak_gflops(PeakKind kind);
 
 // The instruction whose rate measured_peak_gflops(kind) is on this CPU: "vdpbf16ps (AVX512_BF16)",

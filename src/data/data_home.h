@@ -1,5 +1,5 @@
 // The data home: where datasets and tokenizer files are kept, from the first of --dir,
-// $LMFORGE_HOME and ~/.cache/lmforge.
+// $LMFORGE_HOME and ~/.cache/lmforge (core/home_dir.h).
 #pragma once
 
 #include <string>

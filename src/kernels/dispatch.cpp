@@ -212,6 +212,10 @@ LMFORGE_KERNEL(void, layernorm_backward,
                (float* dinp, float* dweight, float* dbias, const float* dout, const float* inp, const float* weight,
                 const float* mean, const float* rstd, int64_t N, int64_t C),
                (dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C))
+LMFORGE_KERNEL(void, layernorm_backward,
+               (float* dinp, bf16* dinp_h, float* dinp_sums, float* dweight, float* dbias, const float* dout,
+                const float* inp, const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C),
+               (dinp, dinp_h, dinp_sums, dweight, dbias, dout, inp, weight, mean, rstd, N, C))
 
 // rmsnorm.h
 LMFORGE_KERNEL(void, rmsnorm_forward,

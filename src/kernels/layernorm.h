@@ -32,5 +32,12 @@ void residual_layernorm_forward(float* res, bf16* out, float* mean, float* rstd,
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
                         const float* inp, const float* weight, const float* mean,
                         const float* rstd, int64_t N, int64_t C);
+// The same where dinp is final after this pass and the layer below's backward GEMMs read it
+// in bf16 (a pre-LN block's residual stream, in mixed precision): also writes dinp_h (N, C) =
+// bf16(dinp) and dinp_sums (C) = dinp's column sums (rows in order, as bias_backward sums them:
+// the gradient of the bias of the projection below), in the same pass over the rows.
+void layernorm_backward(float* dinp, bf16* dinp_h, float* dinp_sums, float* dweight, float* dbias,
+                        const float* dout, const float* inp, const float* weight, const float* mean,
+                        const float* rstd, int64_t N, int64_t C);
 
 }  // namespace lmforge::kernels

@@ -170,6 +170,30 @@ void Gpt2::linear_backward(float* dinp, float* dw, float* db, const float* dout,
     matmul_backward_bf16(gemm_, dinp, dw, nullptr, nullptr, acts_.dout_h, inp_h, half(w), N, C, OC, mode);
 }
 
+void Gpt2::norm_backward(float* dweight, float* dbias, const float* inp, const LayerNormOut& o,
+                         bool projection_below) {
+    const int64_t N = B_ * T_, C = cfg_.n_embd;
+    if (precision_ == Precision::Bf16 && projection_below) {
+        layernorm_backward(acts_.dres, acts_.dout_h, acts_.dres_sums, dweight, dbias, acts_.dln, inp, o.weight,
+                           o.mean, o.rstd, N, C);
+    } else {
+        layernorm_backward(acts_.dres, dweight, dbias, acts_.dln, inp, o.weight, o.mean, o.rstd, N, C);
+    }
+    lap("layernorm_bwd");
+}
+
+void Gpt2::projection_backward(float* dinp, float* dw, float* db, const float* inp, const uint16_t* inp_h,
+                               const float* w, int64_t C_in, WeightGrad mode) {
+    const int64_t N = B_ * T_, C = cfg_.n_embd;
+    if (precision_ == Precision::Fp32) {
+        matmul_backward(gemm_, dinp, dw, db, acts_.dres, inp, w, N, C_in, C, mode);
+    } else {
+        for (int64_t c = 0; c < C; c++) db[c] += acts_.dres_sums[c];
+        matmul_backward_bf16(gemm_, dinp, dw, nullptr, nullptr, acts_.dout_h, inp_h, half(w), N, C_in, C, mode);
+    }
+    lap("matmul_bwd");
+}
+
 void Gpt2::plan_body(int64_t B, int64_t T) {
     acts_ = plan_gpt2_acts(cfg_, B, T, precision_, recompute_, arena_);
 }
@@ -232,9 +256,7 @@ void Gpt2::backward_body(WeightGrad mode) {
     const float* last = cfg_.n_layer > 0 ? acts_.layers.back().res3 : acts_.encoded;
     zero(acts_.dres, N * C);
     lap("zero_scratch");
-    layernorm_backward(acts_.dres, grad_of(p_.ln_f_weight), grad_of(p_.ln_f_bias), acts_.dln, last, p_.ln_f_weight,
-                       acts_.lnf_mean, acts_.lnf_rstd, N, C);
-    lap("layernorm_bwd");
+    norm_backward(grad_of(p_.ln_f_weight), grad_of(p_.ln_f_bias), last, lnf_out(), cfg_.n_layer > 0);
     grads_ready(block_begin_.back(), layout_.total());
 
     // acts_.dres holds d(loss)/d(block output); each block adds its branches' gradients to it.
@@ -247,9 +269,8 @@ void Gpt2::backward_body(WeightGrad mode) {
         recompute_block(l, residual);
 
         // MLP branch: res3 = res2 + c_proj(gelu(c_fc(ln_2(res2)))).
-        linear_backward(acts_.dfch, dw.mlp_c_proj_weight, dw.mlp_c_proj_bias, acts_.dres, a.fch_gelu,
-                        a.fch_gelu_h, w.mlp_c_proj_weight, N, 4 * C, C, mode);
-        lap("matmul_bwd");
+        projection_backward(acts_.dfch, dw.mlp_c_proj_weight, dw.mlp_c_proj_bias, a.fch_gelu, a.fch_gelu_h,
+                            w.mlp_c_proj_weight, 4 * C, mode);
         if (precision_ == Precision::Fp32) {
             gelu_backward(acts_.dfch, acts_.dfch, a.fch, N * 4 * C);  // in place: d(GELU output) is not read again
             lap("gelu_bwd");
@@ -262,14 +283,11 @@ void Gpt2::backward_body(WeightGrad mode) {
                                  half(w.c_fc_weight), N, C, 4 * C, mode);
         }
         lap("matmul_bwd");
-        layernorm_backward(acts_.dres, dw.ln_2_weight, dw.ln_2_bias, acts_.dln, a.res2,
-                           w.ln_2_weight, a.ln2_mean, a.ln2_rstd, N, C);
-        lap("layernorm_bwd");
+        norm_backward(dw.ln_2_weight, dw.ln_2_bias, a.res2, ln2_out(l), true);
 
         // Attention branch: res2 = residual + c_proj(attention(c_attn(ln_1(residual)))).
-        linear_backward(acts_.datty, dw.attn_c_proj_weight, dw.attn_c_proj_bias, acts_.dres, a.atty,
-                        a.atty_h, w.attn_c_proj_weight, N, C, C, mode);
-        lap("matmul_bwd");
+        projection_backward(acts_.datty, dw.attn_c_proj_weight, dw.attn_c_proj_bias, a.atty, a.atty_h,
+                            w.attn_c_proj_weight, C, mode);
         if (precision_ == Precision::Fp32) {
             attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, NH, NH, {},
                                attention_math());
@@ -281,9 +299,7 @@ void Gpt2::backward_body(WeightGrad mode) {
         linear_backward(acts_.dln, dw.c_attn_weight, dw.c_attn_bias, acts_.dqkv, a.ln1, a.ln1_h,
                         w.c_attn_weight, N, C, 3 * C, mode);
         lap("matmul_bwd");
-        layernorm_backward(acts_.dres, dw.ln_1_weight, dw.ln_1_bias, acts_.dln, residual,
-                           w.ln_1_weight, a.ln1_mean, a.ln1_rstd, N, C);
-        lap("layernorm_bwd");
+        norm_backward(dw.ln_1_weight, dw.ln_1_bias, residual, ln1_out(l), l > 0);
         grads_ready(block_begin_[l], block_begin_[l + 1]);
     }
     open_grads(p_.wpe - params_.data(), block_begin_.front());

@@ -86,6 +86,15 @@ private:
     void linear_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp,
                          const uint16_t* inp_h, const float* w, int64_t N, int64_t C, int64_t OC,
                          kernels::WeightGrad mode);
+    // A layernorm's backward into acts_.dres (from acts_.dln). Where a projection onto the
+    // residual stream comes below it (projection_below), in mixed precision, the same pass
+    // makes what that projection's backward reads: dres's bf16 copy and its column sums.
+    void norm_backward(float* dweight, float* dbias, const float* inp, const LayerNormOut& o,
+                       bool projection_below);
+    // A projection onto the residual stream (c_proj; C_in inputs): its output gradient is
+    // acts_.dres, in bf16 as norm_backward left it.
+    void projection_backward(float* dinp, float* dw, float* db, const float* inp, const uint16_t* inp_h,
+                             const float* w, int64_t C_in, kernels::WeightGrad mode);
 
     Gpt2Config cfg_;
     Recompute recompute_;

@@ -68,6 +68,7 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
     fn(N * 4 * C, a.dfch);
     fn(h * N * C, a.lnf_h);
     fn(h * N * 4 * C, a.dout_h);
+    fn(h * C, a.dres_sums);
 }
 
 }  // namespace

@@ -61,10 +61,11 @@ struct Gpt2Acts {
     float* datty = nullptr;     // (N, C)
     float* dqkv = nullptr;      // (N, 3C)
     float* dfch = nullptr;      // (N, 4C)  d(GELU output), then d(its input) in place
-    // Mixed precision (null in fp32): lnf's bf16 copy, and one scratch for the gradients fed
-    // to other GEMMs.
+    // Mixed precision (null in fp32): lnf's bf16 copy, one scratch for the gradients fed to
+    // other GEMMs, and dres's column sums (for the bias of the projection below a layernorm).
     uint16_t* lnf_h = nullptr;   // (N, C)
     uint16_t* dout_h = nullptr;  // (N, 4C)
+    float* dres_sums = nullptr;  // (C)
 };
 
 // Carves Gpt2Acts for (B, T) out of `arena`: the same memory if it is large enough, else a

@@ -81,6 +81,7 @@ struct LinearGrad {
     bool weight = true;   // the weight's gradient is taken (not a frozen weight, LoRA's base)
     bool convert = true;  // in mixed precision dout arrives in fp32 and is copied to bf16 here
                           // (with the bias sums); else a kernel before wrote it in bf16 so
+                          // (with the sums)
 };
 
 // dinp = dout·Wᵀ written; dW = inpᵀ·dout overwritten (a step of one micro-batch); the bias's
@@ -149,8 +150,11 @@ void layernorm_forward(Ledger& l, const std::string& family, const Dims& d, bool
 }
 
 // Reads dout, x, mean, rstd and the gains; adds into dinp and the gains' and biases' gradients.
-void layernorm_backward(Ledger& l, const Dims& d) {
-    elementwise(l, "layernorm_bwd", d.N * d.C, 14, 3, 1, 0, kF32 * (2 * d.N + 5 * d.C));
+// Where a projection onto the residual stream comes below, in mixed precision, it also writes
+// dinp's bf16 copy and column sums for that projection's backward (Gpt2::norm_backward).
+void layernorm_backward(Ledger& l, const Dims& d, bool projection_below) {
+    const bool copy = l.half() && projection_below;
+    elementwise(l, "layernorm_bwd", d.N * d.C, 14, 3, 1, copy ? 1 : 0, kF32 * (2 * d.N + (copy ? 6 : 5) * d.C));
 }
 
 // Reads c_fc's output, kept in the GEMMs' input type; writes GELU's in that type.
@@ -216,23 +220,25 @@ void gpt2_recompute(Ledger& l, const Dims& d, Recompute r) {
     }
 }
 
-void gpt2_backward_block(Ledger& l, const Dims& d) {
-    linear_backward(l, d, 4 * d.C, d.C, {.bias = true});
+// The c_proj layers read dout (the residual's gradient) as the layernorm backward above them
+// left it: in mixed precision already in bf16, with its column sums.
+void gpt2_backward_block(Ledger& l, const Dims& d, bool first_block) {
+    linear_backward(l, d, 4 * d.C, d.C, {.bias = true, .convert = false});
     gelu_backward(l, d);
     linear_backward(l, d, d.C, 4 * d.C, {.bias = true, .convert = false});
-    layernorm_backward(l, d);
-    linear_backward(l, d, d.C, d.C, {.bias = true});
+    layernorm_backward(l, d, true);
+    linear_backward(l, d, d.C, d.C, {.bias = true, .convert = false});
     attention_backward(l, d, l.in());
     linear_backward(l, d, d.C, 3 * d.C, {.bias = true});
-    layernorm_backward(l, d);
+    layernorm_backward(l, d, !first_block);
 }
 
 void gpt2_backward(Ledger& l, const Dims& d, int64_t layers, Recompute r) {
     l.add("zero_scratch", 0, kF32 * d.N * d.C);
-    layernorm_backward(l, d);
+    layernorm_backward(l, d, layers > 0);
     for (int64_t i = layers - 1; i >= 0; i--) {
         if (i < layers - 1) gpt2_recompute(l, d, r);  // the last block's activations are still there
-        gpt2_backward_block(l, d);
+        gpt2_backward_block(l, d, i == 0);
     }
     encoder_backward(l, d);
 }

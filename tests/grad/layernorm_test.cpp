@@ -2,6 +2,8 @@
 #include "kernels/layernorm.h"
 
 #include "gradcheck.h"
+#include "kernels/bf16.h"
+#include "kernels/matmul.h"
 #include "kernels/ref/layernorm.h"
 
 namespace lmforge::test {
@@ -29,7 +31,8 @@ TEST(LayerNormGrad, FiniteDifferences) {
 
 TEST(LayerNormTwin, KernelMatchesTwinOnRemainderShapes) {
     struct Shape { int64_t N, C; };
-    for (const Shape s : {Shape{1, 1}, Shape{5, 17}, Shape{33, 48}, Shape{7, 771}}) {
+    // Backward takes the rows in blocks (of 85 at C = 771, 32 at C = 2048): several, and one cut short.
+    for (const Shape s : {Shape{1, 1}, Shape{5, 17}, Shape{33, 48}, Shape{7, 771}, Shape{200, 771}, Shape{70, 2048}}) {
         const int64_t N = s.N, C = s.C;
         // An offset mean checks that the variance does not cancel catastrophically.
         auto inp = random_vector(N * C, 11, 3.0f);
@@ -54,6 +57,37 @@ TEST(LayerNormTwin, KernelMatchesTwinOnRemainderShapes) {
         EXPECT_TRUE(close(dinp, dinp_r, kTwinRtol, kTwinAtol)) << "N=" << N << " C=" << C;
         EXPECT_TRUE(close(dw, dw_r, kTwinRtol, kTwinAtol));
         EXPECT_TRUE(close(db, db_r, kTwinRtol, kTwinAtol));
+    }
+}
+
+// Where the layer below reads the input gradient in bf16, backward also writes its bf16 copy
+// and its column sums (the gradient of that layer's bias): the values the separate passes
+// give, bit for bit, with dinp, dweight and dbias unchanged.
+TEST(LayerNormTwin, InputGradientsBf16CopyAndSumsAreTheSeparatePasses) {
+    struct Shape { int64_t N, C; };
+    for (const Shape s : {Shape{1, 1}, Shape{5, 17}, Shape{200, 771}, Shape{70, 2048}}) {
+        const int64_t N = s.N, C = s.C;
+        const auto inp = random_vector(N * C, 21, 3.0f), w = random_vector(C, 22), b = random_vector(C, 23),
+                   dout = random_vector(N * C, 24);
+        std::vector<float> out(N * C), mean(N), rstd(N);
+        kernels::layernorm_forward(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), N, C);
+        auto dinp = random_vector(N * C, 25), dw = random_vector(C, 26), db = random_vector(C, 27);
+        auto dinp2 = dinp, dw2 = dw, db2 = db;
+        kernels::layernorm_backward(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(),
+                                    mean.data(), rstd.data(), N, C);
+        std::vector<bf16> dinp_h(N * C);
+        auto sums = random_vector(C, 28);  // written, not added to
+        kernels::layernorm_backward(dinp2.data(), dinp_h.data(), sums.data(), dw2.data(), db2.data(), dout.data(),
+                                    inp.data(), w.data(), mean.data(), rstd.data(), N, C);
+        EXPECT_TRUE(close(dinp2, dinp, 0.0, 0.0)) << "N=" << N << " C=" << C;
+        EXPECT_TRUE(close(dw2, dw, 0.0, 0.0)) << "N=" << N << " C=" << C;
+        EXPECT_TRUE(close(db2, db, 0.0, 0.0)) << "N=" << N << " C=" << C;
+        std::vector<bf16> dinp_h_r(N * C);
+        kernels::to_bf16(dinp_h_r.data(), dinp.data(), N * C);
+        EXPECT_EQ(dinp_h, dinp_h_r) << "N=" << N << " C=" << C;
+        std::vector<float> sums_r(C, 0.0f);
+        kernels::bias_backward(sums_r.data(), dinp.data(), N, C);
+        EXPECT_TRUE(close(sums, sums_r, 0.0, 0.0)) << "N=" << N << " C=" << C;
     }
 }
 

@@ -411,7 +411,7 @@ LoraPass Llama::lora_pass() const {
             static_cast<float>(lora_.scaling()),
             static_cast<float>(lora_.dropout),
             drop ? acts_.lora_keys : nullptr,
-            {acts_.lora_du, acts_.lora_u_h, acts_.lora_x, acts_.lora_x_h}};
+            {acts_.lora_du, acts_.lora_u_h, acts_.lora_x, acts_.lora_x_h, acts_.lora_dBt}};
 }
 
 void Llama::adapters_forward(int64_t l, LoraTarget first, LoraTarget last, float* y, const float* x,

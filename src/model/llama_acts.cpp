@@ -69,6 +69,7 @@ void visit_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precision pr
     fn(adapters * h * N * lora.rank, a.lora_u_h);
     fn(adapters * N * widest, a.lora_x);
     fn(adapters * h * N * widest, a.lora_x_h);
+    fn(adapters * lora.rank * widest, a.lora_dBt);
     fn(adapters * N, a.lora_keys);
 }
 

@@ -54,7 +54,7 @@ struct LlamaActs {
     float* dgate_up = nullptr;  // (N, 2I) fp32
     uint16_t* dout_h = nullptr;  // mixed precision: (N, max(2I, C + 2 KVC)) a GEMM's gradient in bf16
     // LoRA's scratch (lora.h's LoraScratch) and each position's dropout key (N).
-    float *lora_du = nullptr, *lora_x = nullptr;
+    float *lora_du = nullptr, *lora_x = nullptr, *lora_dBt = nullptr;
     uint16_t *lora_u_h = nullptr, *lora_x_h = nullptr;
     uint64_t* lora_keys = nullptr;
 };

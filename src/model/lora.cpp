@@ -122,16 +122,21 @@ void lora_backward(const LoraPass& p, const LoraAdapter& a, float* dx, const flo
                    const float* x, const uint16_t* x_h, const float* us) {
     const int64_t N = p.N, r = p.rank;
     const bool half = p.precision == Precision::Bf16;
-    // dB (out, r) += dyᵀ·us;  du (N, r) = scaling · dy·B.
-    const backend::GemmShape dB{.M = a.out, .N = r, .K = N, .trans_a = true, .lda = a.stride, .accumulate = true};
+    // dB (out, r) += (usᵀ·dy)ᵀ;  du (N, r) = scaling · dy·B. dB's product is taken transposed,
+    // so that dy's long side is the GEMM's N: oneDNN ran dyᵀ·us, M = out, 2.6x slower (gate_proj
+    // of Llama 3.2 1B at T = 512: 0.81 against 0.31 ms, bf16, Zen 5, 2 threads).
+    const backend::GemmShape dBt{.M = r, .N = a.out, .K = N, .trans_a = true, .ldb = a.stride};
     const backend::GemmShape du{.M = N, .N = r, .K = a.out, .lda = a.stride};
     if (half) {
         kernels::to_bf16(p.scratch.u_h, us, N * r);
-        p.gemm.run_bf16(dB, dy_h + a.offset, p.scratch.u_h, a.dB);
+        p.gemm.run_bf16(dBt, p.scratch.u_h, dy_h + a.offset, p.scratch.dBt);
         p.gemm.run_bf16(du, dy_h + a.offset, a.B_h, p.scratch.du);
     } else {
-        p.gemm.run(dB, dy + a.offset, us, a.dB);
+        p.gemm.run(dBt, us, dy + a.offset, p.scratch.dBt);
         p.gemm.run(du, dy + a.offset, a.B, p.scratch.du);
+    }
+    for (int64_t o = 0; o < a.out; o++) {
+        for (int64_t j = 0; j < r; j++) a.dB[o * r + j] += p.scratch.dBt[j * a.out + o];
     }
     for (int64_t i = 0; i < N * r; i++) p.scratch.du[i] *= p.scaling;
     // dA (r, in) += duᵀ·dropout(x);  d(dropped input) = du·A.

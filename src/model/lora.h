@@ -62,6 +62,7 @@ struct LoraScratch {
     uint16_t* u_h = nullptr;    // (N, r) mixed precision
     float* x = nullptr;         // (N, W) the dropped input in fp32, or d(input) before masking
     uint16_t* x_h = nullptr;    // (N, W) the dropped input in bf16
+    float* dBt = nullptr;       // (r, widest output) B's gradient transposed, before it is added
 };
 
 // What every adapter pass takes: the GEMM, precision, rank, scaling, dropout and, in training,

@@ -19,7 +19,7 @@ struct Case {
     std::vector<float> x = random_vector(N * IN, 1), A = random_vector(R * IN, 2), B = random_vector(OUT * R, 3);
     std::vector<float> dy = random_vector(N * STRIDE, 4);
     std::vector<uint64_t> keys;
-    std::vector<float> du = std::vector<float>(N * R), scratch = std::vector<float>(N * IN);
+    std::vector<float> du = std::vector<float>(N * R), scratch = std::vector<float>(N * IN), dBt = std::vector<float>(R * OUT);
     float dropout;
 
     explicit Case(float p) : dropout(p) {
@@ -29,7 +29,7 @@ struct Case {
         lora_row_keys(keys.data(), 7, 3, tokens.data(), 2, N / 2);
     }
     LoraPass pass() {
-        return {*gemm, Precision::Fp32, N, R, 1.5f, dropout, keys.data(), {du.data(), nullptr, scratch.data(), nullptr}};
+        return {*gemm, Precision::Fp32, N, R, 1.5f, dropout, keys.data(), {du.data(), nullptr, scratch.data(), nullptr, dBt.data()}};
     }
     LoraAdapter adapter(float* dA = nullptr, float* dB = nullptr) {
         LoraAdapter a;

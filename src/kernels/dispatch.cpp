@@ -236,6 +236,10 @@ LMFORGE_KERNEL(void, rmsnorm_backward,
                (float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
                 const float* rstd, int64_t N, int64_t C),
                (dinp, dweight, dout, inp, weight, rstd, N, C))
+LMFORGE_KERNEL(void, rmsnorm_backward,
+               (float* dinp, bf16* dinp_h, float* dweight, const float* dout, const float* inp, const float* weight,
+                const float* rstd, int64_t N, int64_t C),
+               (dinp, dinp_h, dweight, dout, inp, weight, rstd, N, C))
 
 // rope.h
 LMFORGE_KERNEL(void, rope_inv_freq, (float* inv_freq, int64_t HS, double theta, const Llama3RopeScaling* scaling),

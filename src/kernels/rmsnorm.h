@@ -30,5 +30,10 @@ void residual_rmsnorm_forward(float* res, bf16* out, float* rstd, const float* a
 // gain (LoRA's base), not summed.
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
                       const float* weight, const float* rstd, int64_t N, int64_t C);
+// The same where dinp is final after this pass and the layer below's backward GEMMs read it in
+// bf16 (the residual stream's gradient, in mixed precision): also writes dinp_h (N, C) =
+// bf16(dinp), each row as it is finished.
+void rmsnorm_backward(float* dinp, bf16* dinp_h, float* dweight, const float* dout, const float* inp,
+                      const float* weight, const float* rstd, int64_t N, int64_t C);
 
 }  // namespace lmforge::kernels

@@ -389,6 +389,19 @@ void Llama::linear_backward(float* dinp, float* dw, const float* dout, const flo
     lap("matmul_bwd");
 }
 
+void Llama::norm_backward(float* dweight, const float* inp, const float* weight, const float* rstd,
+                          bool projection_below) {
+    const int64_t N = B_ * T_, C = cfg_.n_embd;
+    if (precision_ == Precision::Bf16 && projection_below) {
+        rmsnorm_backward(acts_.dres, acts_.dout_h, dweight, acts_.dln, inp, weight, rstd, N, C);
+    } else {
+        rmsnorm_backward(acts_.dres, dweight, acts_.dln, inp, weight, rstd, N, C);
+    }
+    lap("rmsnorm_bwd");
+}
+
+const float* Llama::residual_dout() const { return precision_ == Precision::Fp32 ? acts_.dres : nullptr; }
+
 void Llama::norm(float* out, uint16_t* out_h, float* rstd, const float* weight, float* res, const float* a,
                  const float* b) {
     const int64_t N = B_ * T_, C = cfg_.n_embd;
@@ -543,7 +556,8 @@ void Llama::mlp_backward(int64_t l, WeightGrad mode) {
     const LlamaLayerWeights<const uint16_t*>& wh = ph_.layers[l];
     const LlamaLayerWeights<float*> dw = layer_grads(l);
     const LlamaLayerActs& a = acts_.layers[l];
-    linear_backward(acts_.dact, dw.down_proj, acts_.dres, a.act, a.act_h, w.down_proj, wh.down_proj, N, I, C, mode);
+    linear_backward(acts_.dact, dw.down_proj, residual_dout(), a.act, a.act_h, w.down_proj, wh.down_proj, N, I, C,
+                    mode);
     adapters_backward(l, LoraTarget::Down, LoraTarget::Down, acts_.dact, acts_.dres, acts_.dout_h, a.act, a.act_h);
     if (precision_ == Precision::Fp32) {
         swiglu_backward(acts_.dgate_up, acts_.dact, a.gate_up, N, I);
@@ -556,8 +570,7 @@ void Llama::mlp_backward(int64_t l, WeightGrad mode) {
         linear_backward(acts_.dln, dw.gate_up, nullptr, a.ln2, a.ln2_h, w.gate_up, wh.gate_up, N, C, 2 * I, mode);
     }
     adapters_backward(l, LoraTarget::Gate, LoraTarget::Up, acts_.dln, acts_.dgate_up, acts_.dout_h, a.ln2, a.ln2_h);
-    rmsnorm_backward(acts_.dres, dw.post_norm, acts_.dln, a.res2, w.post_norm, a.ln2_rstd, N, C);
-    lap("rmsnorm_bwd");
+    norm_backward(dw.post_norm, a.res2, w.post_norm, a.ln2_rstd, true);
 }
 
 void Llama::attention_backward_layer(int64_t l, const float* residual, WeightGrad mode) {
@@ -566,7 +579,7 @@ void Llama::attention_backward_layer(int64_t l, const float* residual, WeightGra
     const LlamaLayerWeights<const uint16_t*>& wh = ph_.layers[l];
     const LlamaLayerWeights<float*> dw = layer_grads(l);
     const LlamaLayerActs& a = acts_.layers[l];
-    linear_backward(acts_.datty, dw.o_proj, acts_.dres, a.atty, a.atty_h, w.o_proj, wh.o_proj, N, C, C, mode);
+    linear_backward(acts_.datty, dw.o_proj, residual_dout(), a.atty, a.atty_h, w.o_proj, wh.o_proj, N, C, C, mode);
     adapters_backward(l, LoraTarget::O, LoraTarget::O, acts_.datty, acts_.dres, acts_.dout_h, a.atty, a.atty_h);
     if (precision_ == Precision::Fp32) {
         attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_kv_head,
@@ -581,8 +594,7 @@ void Llama::attention_backward_layer(int64_t l, const float* residual, WeightGra
     lap("rope_bwd");
     linear_backward(acts_.dln, dw.qkv, acts_.dqkv, a.ln1, a.ln1_h, w.qkv, wh.qkv, N, C, W, mode);
     adapters_backward(l, LoraTarget::Q, LoraTarget::V, acts_.dln, acts_.dqkv, acts_.dout_h, a.ln1, a.ln1_h);
-    rmsnorm_backward(acts_.dres, dw.input_norm, acts_.dln, residual, w.input_norm, a.ln1_rstd, N, C);
-    lap("rmsnorm_bwd");
+    norm_backward(dw.input_norm, residual, w.input_norm, a.ln1_rstd, l > 0);
 }
 
 void Llama::backward_body(WeightGrad mode) {
@@ -590,8 +602,7 @@ void Llama::backward_body(WeightGrad mode) {
     const bool hooks = !lora_.enabled();
     const float* last = cfg_.n_layer > 0 ? acts_.layers.back().res3 : acts_.embedded;
     zero(acts_.dres, N * C);
-    rmsnorm_backward(acts_.dres, norm_grad(), acts_.dln, last, p_.norm, acts_.lnf_rstd, N, C);
-    lap("rmsnorm_bwd");
+    norm_backward(norm_grad(), last, p_.norm, acts_.lnf_rstd, cfg_.n_layer > 0);
     if (hooks) grads_ready(block_begin_.back(), layout_.total());
     // acts_.dres holds d(loss)/d(block output); each block adds its branches' gradients to it.
     for (int64_t l = cfg_.n_layer - 1; l >= 0; l--) {

@@ -97,6 +97,14 @@ private:
     void linear_backward(float* dinp, float* dw, const float* dout, const float* inp, const uint16_t* inp_h,
                          const float* w, const uint16_t* w_h, int64_t N, int64_t C, int64_t OC,
                          kernels::WeightGrad mode);
+    // An RMSNorm's backward into acts_.dres (from acts_.dln). Where a projection onto the
+    // residual stream comes below it (projection_below), in mixed precision, the same pass
+    // writes dres's bf16 copy into acts_.dout_h for that projection's backward.
+    void norm_backward(float* dweight, const float* inp, const float* weight, const float* rstd,
+                       bool projection_below);
+    // The fp32 gradient a projection onto the residual stream reads: acts_.dres, or null in
+    // mixed precision, where its bf16 copy is already in acts_.dout_h (norm_backward).
+    const float* residual_dout() const;
     // o = rmsnorm(a) (b null), or res = a + b, then o = rmsnorm(res), into out or out_h.
     void norm(float* out, uint16_t* out_h, float* rstd, const float* weight, float* res, const float* a,
               const float* b);

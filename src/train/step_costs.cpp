@@ -268,8 +268,12 @@ void rmsnorm_forward(Ledger& l, const Dims& d, bool residual) {
 }
 
 // Reads dout, x, rstd and the gains; adds into dinp and, where it trains, the gains' gradient.
-void rmsnorm_backward(Ledger& l, const Dims& d, const LlamaShape& s) {
-    elementwise(l, "rmsnorm_bwd", d.N * d.C, 8, 3, 1, 0, kF32 * (d.N + d.C + (s.trains_base() ? 2 * d.C : 0)));
+// Where a projection onto the residual stream comes below, in mixed precision, it also writes
+// dinp's bf16 copy (Llama::norm_backward).
+void rmsnorm_backward(Ledger& l, const Dims& d, const LlamaShape& s, bool projection_below) {
+    const bool copy = l.half() && projection_below;  // dres's bf16 copy for the projection below
+    elementwise(l, "rmsnorm_bwd", d.N * d.C, 8, 3, 1, copy ? 1 : 0,
+                kF32 * (d.N + d.C + (s.trains_base() ? 2 * d.C : 0)));
 }
 
 // On q's and k's heads of each qkv (or dqkv) row; the cos and sin tables read. Backward in
@@ -382,32 +386,34 @@ void llama_recompute(Ledger& l, const Dims& d, const LlamaShape& s, Recompute r)
     l.empty_lap("recompute");  // each of those took its own lap
 }
 
+// down_proj and o_proj read dout (the residual's gradient) as the RMSNorm backward above them
+// left it: in mixed precision already in bf16.
 void llama_mlp_backward(Ledger& l, const Dims& d, const LlamaShape& s) {
-    linear_backward(l, d, s.I, d.C, {.weight = s.trains_base()});
+    linear_backward(l, d, s.I, d.C, {.weight = s.trains_base(), .convert = false});
     adapters(l, d, s, LoraTarget::Down, LoraTarget::Down, false);
     swiglu_backward(l, d, s);
     linear_backward(l, d, d.C, 2 * s.I, {.weight = s.trains_base(), .convert = false});
     adapters(l, d, s, LoraTarget::Gate, LoraTarget::Up, false);
-    rmsnorm_backward(l, d, s);
+    rmsnorm_backward(l, d, s, true);
 }
 
-void llama_attention_backward(Ledger& l, const Dims& d, const LlamaShape& s) {
-    linear_backward(l, d, d.C, d.C, {.weight = s.trains_base()});
+void llama_attention_backward(Ledger& l, const Dims& d, const LlamaShape& s, bool first_block) {
+    linear_backward(l, d, d.C, d.C, {.weight = s.trains_base(), .convert = false});
     adapters(l, d, s, LoraTarget::O, LoraTarget::O, false);
     attention_backward(l, d, l.in());
     rope(l, "rope_bwd", d, s);
     linear_backward(l, d, d.C, d.W, {.weight = s.trains_base()});
     adapters(l, d, s, LoraTarget::Q, LoraTarget::V, false);
-    rmsnorm_backward(l, d, s);
+    rmsnorm_backward(l, d, s, !first_block);
 }
 
 void llama_backward(Ledger& l, const Dims& d, const LlamaShape& s, int64_t layers, Recompute r) {
     l.add("rmsnorm_bwd", 0, kF32 * d.N * d.C);  // d(residual) zeroed first
-    rmsnorm_backward(l, d, s);
+    rmsnorm_backward(l, d, s, layers > 0);
     for (int64_t i = layers - 1; i >= 0; i--) {
         if (i < layers - 1) llama_recompute(l, d, s, r);
         llama_mlp_backward(l, d, s);
-        llama_attention_backward(l, d, s);
+        llama_attention_backward(l, d, s, i == 0);
     }
     embedding_backward(l, d, s);
 }

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "gradcheck.h"
+#include "kernels/bf16.h"
 #include "kernels/ref/rmsnorm.h"
 
 namespace lmforge::test {
@@ -43,7 +44,9 @@ TEST(RmsNormGrad, TwinIsWeightTimesXOverRootMeanSquare) {
 
 TEST(RmsNormTwin, KernelMatchesTwinOnRemainderShapes) {
     struct Shape { int64_t N, C; };
-    for (const Shape s : {Shape{1, 1}, Shape{5, 17}, Shape{33, 48}, Shape{7, 771}, Shape{3, 2048}}) {
+    // Backward takes the rows in blocks (of 85 at C = 771, 32 at C = 2048): several, and one cut short.
+    for (const Shape s : {Shape{1, 1}, Shape{5, 17}, Shape{33, 48}, Shape{7, 771}, Shape{3, 2048}, Shape{200, 771},
+                          Shape{70, 2048}}) {
         const int64_t N = s.N, C = s.C;
         // An offset: RMSNorm subtracts no mean, and rows far from zero must be as accurate.
         auto inp = random_vector(N * C, 11, 3.0f);
@@ -133,8 +136,35 @@ TEST(RmsNormTwin, EpsIsTheCallersOnSmallRows) {
 
 // Forward and backward give the same bits on 1, 2, 3 and 5 threads: rows are whole, and
 // dweight's column sums run over the rows in order whichever thread owns the column.
+// Where the layer below reads the input gradient in bf16, backward also writes its bf16 copy:
+// the gradient rounded once, bit for bit, with dinp and dweight unchanged; a frozen gain too.
+TEST(RmsNormTwin, InputGradientsBf16CopyIsItRounded) {
+    struct Shape { int64_t N, C; };
+    for (const Shape s : {Shape{1, 1}, Shape{5, 17}, Shape{200, 771}, Shape{70, 2048}}) {
+        const int64_t N = s.N, C = s.C;
+        const auto inp = random_vector(N * C, 41, 3.0f), w = random_vector(C, 42), dout = random_vector(N * C, 43);
+        std::vector<float> out(N * C), rstd(N);
+        kernels::rmsnorm_forward(out.data(), rstd.data(), inp.data(), w.data(), N, C, kEps);
+        for (const bool frozen : {false, true}) {
+            auto dinp = random_vector(N * C, 44), dw = random_vector(C, 45);
+            auto dinp2 = dinp, dw2 = dw;
+            float* dweight = frozen ? nullptr : dw.data();
+            float* dweight2 = frozen ? nullptr : dw2.data();
+            kernels::rmsnorm_backward(dinp.data(), dweight, dout.data(), inp.data(), w.data(), rstd.data(), N, C);
+            std::vector<bf16> dinp_h(N * C);
+            kernels::rmsnorm_backward(dinp2.data(), dinp_h.data(), dweight2, dout.data(), inp.data(), w.data(),
+                                      rstd.data(), N, C);
+            EXPECT_EQ(dinp2, dinp) << "N=" << N << " C=" << C;
+            EXPECT_EQ(dw2, dw) << "N=" << N << " C=" << C;
+            std::vector<bf16> rounded(N * C);
+            kernels::to_bf16(rounded.data(), dinp.data(), N * C);
+            EXPECT_EQ(dinp_h, rounded) << "N=" << N << " C=" << C;
+        }
+    }
+}
+
 TEST(RmsNormTwin, SameBitsOnAnyThreadCount) {
-    const int64_t N = 23, C = 771;
+    const int64_t N = 200, C = 771;  // three blocks of rows in backward
     const auto inp = random_vector(N * C, 31, 2.0f), w = random_vector(C, 32), dout = random_vector(N * C, 33);
     const auto start = random_vector(C, 34);
     const int before = omp_get_max_threads();

@@ -32,9 +32,14 @@ inline float one_plus_erf(float x) {
 #pragma omp declare simd notinbranch
 inline float minus_2u(float x) { return -2.0f * kSqrt2OverPi * (x + kCubic * x * x * x); }
 
-// Far left, e^(−2u) overflows to inf and GELU is x / inf = 0, as it should be (for finite x).
+// Far left, where e^(−2u) overflows, GELU is x·0 = ±0, as it should be (for finite x); far right
+// e^(−2u) underflows and 1 + it is 1: x. Selected on the quotient (fast_exp_finite).
 #pragma omp declare simd notinbranch
-inline float gelu_tanh(float x) { return x / (1.0f + fast_exp(minus_2u(x))); }
+inline float gelu_tanh(float x) {
+    const float m = minus_2u(x);
+    const float y = x / (1.0f + fast_exp_finite(m));
+    return m > kExpOverflow ? x * 0.0f : y;
+}
 
 // Beyond |−2u| = 80 (|x| above 9.67) the gradient is 0 or 1 in float, and there it is selected
 // outright: e^(−2u) overflows on the left, and 2x·du, which grows like x³, would make inf·0 of
@@ -42,10 +47,11 @@ inline float gelu_tanh(float x) { return x / (1.0f + fast_exp(minus_2u(x))); }
 constexpr float kTail = 80.0f;
 
 // d gelu(x) / dx = σ + 2x·σ·(1 − σ)·du/dx, with 1 − σ = e·σ (no difference near σ = 1).
+// e is finite throughout (fast_exp_finite: one division), and the tails are selected anyway.
 #pragma omp declare simd notinbranch
 inline float gelu_tanh_grad(float x) {
     const float m = minus_2u(x);
-    const float e = fast_exp(m);
+    const float e = fast_exp_finite(m);
     const float sigma = 1.0f / (1.0f + e);
     const float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
     const float grad = sigma + 2.0f * x * du * e * sigma * sigma;

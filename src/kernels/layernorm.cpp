@@ -1,8 +1,6 @@
 // Rows are independent and go to threads whole. The parameter gradients sum over rows, so
 // backward makes a second pass in which each thread owns a slice of the channels: no
-// per-thread scratch, and sums in an order that does not depend on the thread count. Backward
-// takes the rows a block at a time, both passes over each block, so that the second pass
-// reads dout and inp from the caches the first left them in.
+// per-thread scratch, and sums in an order that does not depend on the thread count.
 #include "kernels/layernorm.h"
 
 #include <omp.h>
@@ -75,19 +73,14 @@ void residual_layernorm_forward(float* res, bf16* out, float* mean, float* rstd,
 
 namespace {
 
-// Rows per block of backward: dout's and inp's rows together about 512 KiB, which the cores'
-// L2 caches hold (config C's 4096 x 384 rows: 13 layernorm backward passes 15.3 -> 10.7 ms on
-// Zen 5, 2 threads, with the bf16 copy below; not blocked, the second pass read them from L3
-// or memory).
-int64_t rows_per_block(int64_t C) { return std::max<int64_t>(16, (int64_t{512} << 10) / (8 * C)); }
-
-// dinp rows [n0, n1) += the input gradient: the rows shared among the team (its barrier at the end).
-void input_grad_rows(float* dinp, const float* dout, const float* inp, const float* weight, const float* mean,
-                     const float* rstd, int64_t n0, int64_t n1, int64_t C) {
+// dinp += the input gradient, and with dinp_h its bf16 copy as each row is finished: the rows
+// shared among the team (its barrier at the end).
+void input_grad_rows(float* dinp, bf16* dinp_h, const float* dout, const float* inp, const float* weight,
+                     const float* mean, const float* rstd, int64_t N, int64_t C) {
     // dxhat = dout * w;  dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)).
     // Derivation: docs/derivations/layernorm_backward.md.
 #pragma omp for schedule(static)
-    for (int64_t n = n0; n < n1; n++) {
+    for (int64_t n = 0; n < N; n++) {
         const float* x = inp + n * C;
         const float* d = dout + n * C;
         const float m = mean[n], s = rstd[n];
@@ -105,15 +98,19 @@ void input_grad_rows(float* dinp, const float* dout, const float* inp, const flo
             const float xhat = (x[c] - m) * s;
             dx[c] += s * (d[c] * weight[c] - a - xhat * b);
         }
+        if (dinp_h == nullptr) continue;
+        bf16* h = dinp_h + n * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; c++) h[c] = lmforge::to_bf16(dx[c]);
     }
 }
 
-// Over rows [n0, n1) in order, this thread's channels [c0, c1): dweight, dbias += their sums;
-// with dinp_h, dinp's bf16 copy and its column sums added to dinp_sums.
-void channel_rows(float* dweight, float* dbias, bf16* dinp_h, float* dinp_sums, const float* dinp, const float* dout,
-                  const float* inp, const float* mean, const float* rstd, int64_t n0, int64_t n1, int64_t C, long c0,
-                  long c1) {
-    for (int64_t n = n0; n < n1; n++) {
+// Over every row in order, this thread's channels [c0, c1): dweight, dbias += their sums; with
+// dinp_sums, dinp's column sums written there.
+void channel_sums(float* dweight, float* dbias, float* dinp_sums, const float* dinp, const float* dout,
+                  const float* inp, const float* mean, const float* rstd, int64_t N, int64_t C, long c0, long c1) {
+    if (dinp_sums != nullptr) std::fill(dinp_sums + c0, dinp_sums + c1, 0.0f);
+    for (int64_t n = 0; n < N; n++) {
         const float* x = inp + n * C;
         const float* d = dout + n * C;
         const float m = mean[n], s = rstd[n];
@@ -122,33 +119,21 @@ void channel_rows(float* dweight, float* dbias, bf16* dinp_h, float* dinp_sums, 
             dweight[c] += d[c] * (x[c] - m) * s;
             dbias[c] += d[c];
         }
-        if (dinp_h == nullptr) continue;
+        if (dinp_sums == nullptr) continue;
         const float* g = dinp + n * C;
-        bf16* h = dinp_h + n * C;
 #pragma omp simd
-        for (long c = c0; c < c1; c++) {
-            h[c] = lmforge::to_bf16(g[c]);
-            dinp_sums[c] += g[c];
-        }
+        for (long c = c0; c < c1; c++) dinp_sums[c] += g[c];
     }
 }
 
-void backward_blocks(float* dinp, bf16* dinp_h, float* dinp_sums, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, const float* mean, const float* rstd, int64_t N,
-                     int64_t C) {
-    const int64_t rows = rows_per_block(C);
+void backward(float* dinp, bf16* dinp_h, float* dinp_sums, float* dweight, float* dbias, const float* dout,
+              const float* inp, const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C) {
 #pragma omp parallel
     {
+        input_grad_rows(dinp, dinp_h, dout, inp, weight, mean, rstd, N, C);
         // Not a structured binding: clang cannot capture one in the `omp simd` loops.
         const backend::Range slice = backend::thread_slice(C, omp_get_thread_num(), omp_get_num_threads());
-        if (dinp_sums != nullptr) std::fill(dinp_sums + slice.begin, dinp_sums + slice.end, 0.0f);
-        for (int64_t n0 = 0; n0 < N; n0 += rows) {
-            const int64_t n1 = std::min(N, n0 + rows);
-            input_grad_rows(dinp, dout, inp, weight, mean, rstd, n0, n1, C);
-            // No barrier after: the next block's first pass writes other rows of dinp.
-            channel_rows(dweight, dbias, dinp_h, dinp_sums, dinp, dout, inp, mean, rstd, n0, n1, C, slice.begin,
-                         slice.end);
-        }
+        channel_sums(dweight, dbias, dinp_sums, dinp, dout, inp, mean, rstd, N, C, slice.begin, slice.end);
     }
 }
 
@@ -156,13 +141,13 @@ void backward_blocks(float* dinp, bf16* dinp_h, float* dinp_sums, float* dweight
 
 void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                         const float* weight, const float* mean, const float* rstd, int64_t N, int64_t C) {
-    backward_blocks(dinp, nullptr, nullptr, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
+    backward(dinp, nullptr, nullptr, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
 }
 
 void layernorm_backward(float* dinp, bf16* dinp_h, float* dinp_sums, float* dweight, float* dbias, const float* dout,
                         const float* inp, const float* weight, const float* mean, const float* rstd, int64_t N,
                         int64_t C) {
-    backward_blocks(dinp, dinp_h, dinp_sums, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
+    backward(dinp, dinp_h, dinp_sums, dweight, dbias, dout, inp, weight, mean, rstd, N, C);
 }
 
 }  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE

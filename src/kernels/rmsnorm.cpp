@@ -1,12 +1,11 @@
 // Rows are independent and go to threads whole. The weight gradient sums over rows, so
 // backward makes a second pass in which each thread owns a slice of the channels, as
 // layernorm_backward does: no per-thread scratch, and sums in an order that does not depend on
-// the thread count. Both passes take the rows a block at a time, as layernorm_backward's do.
+// the thread count.
 #include "kernels/rmsnorm.h"
 
 #include <omp.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "backend/threads.h"
@@ -69,53 +68,39 @@ void residual_rmsnorm_forward(float* res, bf16* out, float* rstd, const float* a
 
 namespace {
 
-// Rows per block of backward: dout's and inp's rows together about 512 KiB, which the cores'
-// L2 caches hold, so that the gain's pass reads them from there (as layernorm_backward).
-int64_t rows_per_block(int64_t C) { return std::max<int64_t>(16, (int64_t{512} << 10) / (8 * C)); }
-
-// dinp rows [n0, n1) += the input gradient, and with dinp_h its bf16 copy as each row is
-// finished: the rows shared among the team (its barrier at the end).
-void input_grad_rows(float* dinp, bf16* dinp_h, const float* dout, const float* inp, const float* weight,
-                     const float* rstd, int64_t n0, int64_t n1, int64_t C) {
+void backward(float* dinp, bf16* dinp_h, float* dweight, const float* dout, const float* inp, const float* weight,
+              const float* rstd, int64_t N, int64_t C) {
     // x̂ = x·r, g = dout ⊙ w:  dx = r·(g − x̂·mean(g ⊙ x̂)),  dw += Σ_rows dout ⊙ x̂.
     // Derivation: docs/derivations/rmsnorm_backward.md.
-#pragma omp for schedule(static)
-    for (int64_t n = n0; n < n1; n++) {
-        const float* x = inp + n * C;
-        const float* d = dout + n * C;
-        const float s = rstd[n];
-        float sum_g_xhat = 0.0f;
-#pragma omp simd reduction(+ : sum_g_xhat)
-        for (int64_t c = 0; c < C; c++) sum_g_xhat += d[c] * weight[c] * (x[c] * s);
-        const float m = sum_g_xhat / C;
-        float* dx = dinp + n * C;
-#pragma omp simd
-        for (int64_t c = 0; c < C; c++) dx[c] += s * (d[c] * weight[c] - (x[c] * s) * m);
-        if (dinp_h == nullptr) continue;
-        bf16* h = dinp_h + n * C;
-#pragma omp simd
-        for (int64_t c = 0; c < C; c++) h[c] = lmforge::to_bf16(dx[c]);
-    }
-}
-
-void backward_blocks(float* dinp, bf16* dinp_h, float* dweight, const float* dout, const float* inp,
-                     const float* weight, const float* rstd, int64_t N, int64_t C) {
-    const int64_t rows = rows_per_block(C);
 #pragma omp parallel
     {
-        // Not a structured binding: clang cannot capture one in the `omp simd` loop below.
-        const backend::Range slice = backend::thread_slice(C, omp_get_thread_num(), omp_get_num_threads());
-        const long c0 = slice.begin, c1 = dweight != nullptr ? slice.end : slice.begin;
-        for (int64_t n0 = 0; n0 < N; n0 += rows) {
-            const int64_t n1 = std::min(N, n0 + rows);
-            input_grad_rows(dinp, dinp_h, dout, inp, weight, rstd, n0, n1, C);
-            for (int64_t n = n0; n < n1 && c0 < c1; n++) {  // no barrier after: the next block is other rows
-                const float* x = inp + n * C;
-                const float* d = dout + n * C;
-                const float s = rstd[n];
+#pragma omp for schedule(static)
+        for (int64_t n = 0; n < N; n++) {
+            const float* x = inp + n * C;
+            const float* d = dout + n * C;
+            const float s = rstd[n];
+            float sum_g_xhat = 0.0f;
+#pragma omp simd reduction(+ : sum_g_xhat)
+            for (int64_t c = 0; c < C; c++) sum_g_xhat += d[c] * weight[c] * (x[c] * s);
+            const float m = sum_g_xhat / C;
+            float* dx = dinp + n * C;
 #pragma omp simd
-                for (long c = c0; c < c1; c++) dweight[c] += d[c] * (x[c] * s);
-            }
+            for (int64_t c = 0; c < C; c++) dx[c] += s * (d[c] * weight[c] - (x[c] * s) * m);
+            if (dinp_h == nullptr) continue;
+            bf16* h = dinp_h + n * C;
+#pragma omp simd
+            for (int64_t c = 0; c < C; c++) h[c] = lmforge::to_bf16(dx[c]);
+        }
+        // Not a structured binding: clang cannot capture one in the `omp simd` loop below.
+        const backend::Range slice =
+            backend::thread_slice(C, omp_get_thread_num(), omp_get_num_threads());
+        const long c0 = slice.begin, c1 = dweight != nullptr ? slice.end : slice.begin;
+        for (int64_t n = 0; n < N && c0 < c1; n++) {
+            const float* x = inp + n * C;
+            const float* d = dout + n * C;
+            const float s = rstd[n];
+#pragma omp simd
+            for (int64_t c = c0; c < c1; c++) dweight[c] += d[c] * (x[c] * s);
         }
     }
 }
@@ -124,12 +109,12 @@ void backward_blocks(float* dinp, bf16* dinp_h, float* dweight, const float* dou
 
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
                       const float* rstd, int64_t N, int64_t C) {
-    backward_blocks(dinp, nullptr, dweight, dout, inp, weight, rstd, N, C);
+    backward(dinp, nullptr, dweight, dout, inp, weight, rstd, N, C);
 }
 
 void rmsnorm_backward(float* dinp, bf16* dinp_h, float* dweight, const float* dout, const float* inp,
                       const float* weight, const float* rstd, int64_t N, int64_t C) {
-    backward_blocks(dinp, dinp_h, dweight, dout, inp, weight, rstd, N, C);
+    backward(dinp, dinp_h, dweight, dout, inp, weight, rstd, N, C);
 }
 
 }  // namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE

@@ -44,7 +44,6 @@ TEST(RmsNormGrad, TwinIsWeightTimesXOverRootMeanSquare) {
 
 TEST(RmsNormTwin, KernelMatchesTwinOnRemainderShapes) {
     struct Shape { int64_t N, C; };
-    // Backward takes the rows in blocks (of 85 at C = 771, 32 at C = 2048): several, and one cut short.
     for (const Shape s : {Shape{1, 1}, Shape{5, 17}, Shape{33, 48}, Shape{7, 771}, Shape{3, 2048}, Shape{200, 771},
                           Shape{70, 2048}}) {
         const int64_t N = s.N, C = s.C;
@@ -164,7 +163,7 @@ TEST(RmsNormTwin, InputGradientsBf16CopyIsItRounded) {
 }
 
 TEST(RmsNormTwin, SameBitsOnAnyThreadCount) {
-    const int64_t N = 200, C = 771;  // three blocks of rows in backward
+    const int64_t N = 200, C = 771;
     const auto inp = random_vector(N * C, 31, 2.0f), w = random_vector(C, 32), dout = random_vector(N * C, 33);
     const auto start = random_vector(C, 34);
     const int before = omp_get_max_threads();

@@ -3,7 +3,7 @@
 // be what the machine can do, yet a shared host sometimes runs a guest's cores or memory at
 // half speed for a minute (another guest on the same physical core, a neighbour's traffic):
 // on a Zen 5 guest the bf16 peak read 540 GFLOP/s in one run and 1078 in the next, memory 38
-// and 95 GB/s within an hour, and a model timed in a good minute then ran "above" the peak of a
+// and 121 GB/s within an hour, and a model timed in a good minute then ran "above" the peak of a
 // bad one. So each measurement is set against the best on record for this CPU, and the higher
 // figure is both used and kept.
 //

@@ -32,16 +32,17 @@ inline float exp_in_range(float xc) {
     return er * two_n;
 }
 
+// Above this e^x is inf in float; below kExpUnderflow it is no longer a normal float.
+inline constexpr float kExpOverflow = 88.72283f;
+inline constexpr float kExpUnderflow = -87.33654f;
+
 // e^x to about 2 ulp; 0 below -87.3 (including -inf), +inf above 88.7; NaN stays NaN.
 #pragma omp declare simd notinbranch
 inline float fast_exp(float x) {
-    const float xc = x < -87.33654f ? -87.33654f : (x > 88.72283f ? 88.72283f : x);
+    const float xc = x < kExpUnderflow ? kExpUnderflow : (x > kExpOverflow ? kExpOverflow : x);
     const float y = exp_in_range(xc);
-    return x < -87.33654f ? 0.0f : (x > 88.72283f ? __builtin_inff() : y);
+    return x < kExpUnderflow ? 0.0f : (x > kExpOverflow ? __builtin_inff() : y);
 }
-
-// Above this e^x is inf in float.
-inline constexpr float kExpOverflow = 88.72283f;
 
 // e^x to about 2 ulp from x = −87.28 to 88.72, and outside that the value at the nearer end:
 // finite and positive (NaN stays NaN), for a divisor. fast_exp's selects would sit inside the

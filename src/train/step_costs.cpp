@@ -80,8 +80,8 @@ struct LinearGrad {
     bool bias = false;    // has a bias, whose gradient is the column sums of dout
     bool weight = true;   // the weight's gradient is taken (not a frozen weight, LoRA's base)
     bool convert = true;  // in mixed precision dout arrives in fp32 and is copied to bf16 here
-                          // (with the bias sums); else a kernel before wrote it in bf16 so
-                          // (with the sums)
+                          // (with the bias sums); else the kernel before wrote the copy (and
+                          // the sums)
 };
 
 // dinp = dout·Wᵀ written; dW = inpᵀ·dout overwritten (a step of one micro-batch); the bias's

@@ -21,6 +21,7 @@
 
 #include "backend/bandwidth.h"
 #include "backend/gemm.h"
+#include "backend/gemm_onednn.h"
 #include "backend/threads.h"
 #include "core/aligned_buffer.h"
 #include "core/rng.h"
@@ -110,6 +111,33 @@ BENCHMARK(BM_Gemm)
     ->Args({1, 4096, 1536, 384})
     ->ArgsProduct({{0, 1}, {256}, {768}, {2304, 3072}})
     ->Args({0, 256, 3072, 768})
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
+
+// A linear layer's three bf16 products, on oneDNN's kernels as lmforge picks them (first choice
+// 0) and on oneDNN's first choice for every product (1; backend/gemm_onednn.cpp says where they
+// differ). Product 0: the forward x·Wᵀ (B transposed), 1: the input gradient dy·W (B plain), 2:
+// the weight gradient dyᵀ·x (A transposed). Shapes: Llama-1B's gate_up and down_proj at T = 512,
+// and config C's c_fc at 4096 rows.
+void BM_LinearProduct(benchmark::State& state) {
+    backend::OnednnGemm gemm({.first_choice_kernels = state.range(0) == 1});
+    const int64_t product = state.range(1), rows = state.range(2), in = state.range(3), out = state.range(4);
+    const backend::GemmShape shape = product == 0   ? backend::GemmShape{.M = rows, .N = out, .K = in, .trans_b = true}
+                                     : product == 1 ? backend::GemmShape{.M = rows, .N = in, .K = out}
+                                                    : backend::GemmShape{.M = out, .N = in, .K = rows, .trans_a = true};
+    const auto a = to_half(random_buffer(shape.M * shape.K, 1)), b = to_half(random_buffer(shape.K * shape.N, 2));
+    AlignedBuffer<float> c(shape.M * shape.N);
+    gemm.run_bf16(shape, a.data(), b.data(), c.data(), nullptr);  // its kernel generated
+    double seconds = 0;
+    for (auto _ : state) timed(state, seconds, [&] { gemm.run_bf16(shape, a.data(), b.data(), c.data(), nullptr); });
+    state.SetLabel(gemm.bf16_kernel(shape));
+    report_flops(state, seconds, shape.flops(), Precision::Bf16);
+}
+BENCHMARK(BM_LinearProduct)
+    ->ArgNames({"first_choice", "product", "rows", "in", "out"})
+    ->ArgsProduct({{0, 1}, {0, 1, 2}, {512}, {2048}, {16384}})
+    ->ArgsProduct({{0, 1}, {0, 1, 2}, {512}, {8192}, {2048}})
+    ->ArgsProduct({{0, 1}, {0, 1, 2}, {4096}, {384}, {1536}})
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime();
 

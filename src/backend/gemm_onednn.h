@@ -6,6 +6,9 @@
 // product of two bf16 values is exact in fp32 and the sums are fp32 either way; it is slower
 // and needs the widened copies, but every bf16 code path still runs on every CPU.
 //
+// Where the CPU multiplies bf16 natively without tiles, a product whose B is not transposed
+// runs on oneDNN's gemm-based kernel rather than its first choice (gemm_onednn.cpp says why).
+//
 // Below AVX-512, a B whose rows would make oneDNN's kernels for few-row products thrash the
 // cache is copied to a safer stride first (gemm_onednn.cpp says when, and what it gains).
 //
@@ -16,6 +19,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -30,6 +34,7 @@ std::string onednn_version();
 struct OnednnPaths {
     bool widen_bf16 = false;           // widen bf16 operands even where bf16 is native
     bool restride_on_any_isa = false;  // copy colliding B rows on AVX-512 CPUs too
+    bool first_choice_kernels = false; // oneDNN's first choice of kernel for every product
 };
 
 class OnednnGemm final : public Gemm {
@@ -46,6 +51,9 @@ public:
     bool bf16_on_tiles() const override { return bf16_on_tiles_; }
     // The shape oneDNN is given: s, or s with B copied to a stride whose rows do not collide.
     GemmShape as_executed(GemmShape s) const;
+    // The name of the kernel oneDNN runs s on with bf16 operands ("brg:avx512_core_bf16",
+    // "gemm:jit", ...), as its verbose log names it.
+    std::string bf16_kernel(const GemmShape& s);
 
 private:
     using Key = std::tuple<int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t, int64_t,
@@ -53,6 +61,7 @@ private:
     struct Entry {
         dnnl::matmul primitive;
         dnnl::memory::desc a, b, c, bias;
+        std::string kernel;  // oneDNN's name for the implementation
     };
     // in: the type of a and b (f32 or bf16); out: c's (f32, or bf16 with bf16 inputs). The
     // bias is f32.
@@ -70,6 +79,7 @@ private:
     bool native_bf16_;
     bool bf16_on_tiles_;
     bool restride_b_;                     // whether colliding B rows are copied (below AVX-512)
+    bool gemm_when_b_plain_;              // whether a bf16 B not transposed takes oneDNN's gemm kernel
     std::vector<float> wide_a_;           // run_bf16's A widened, when not native
     std::vector<float> moved_b_;          // B copied: widened, or to a stride that does not collide
     std::vector<float> wide_c_;           // a bf16 output's fp32 sums, when not native

@@ -182,12 +182,14 @@ namespace {
 
 TEST(GemmBf16, OnednnMatchesNaiveOnTheSameBf16Inputs) {
     // Both backends see identical bf16 operands and accumulate in at least fp32: they agree to
-    // fp32 rounding, whatever bf16 lost when the inputs were rounded. oneDNN runs both its
-    // paths: native bf16 where the CPU has it, and operands widened to fp32 (any CPU), here
-    // with padded leading dimensions so the widened copies must keep the strides.
-    backend::OnednnGemm native_or_widened, widened({.widen_bf16 = true});
+    // fp32 rounding, whatever bf16 lost when the inputs were rounded. oneDNN runs all its
+    // paths: native bf16 where the CPU has it, on the kernels lmforge picks and on oneDNN's
+    // first choice, and operands widened to fp32 (any CPU), here with padded leading dimensions
+    // so the widened copies must keep the strides.
+    backend::OnednnGemm native_or_widened, first_choice({.first_choice_kernels = true}), widened({.widen_bf16 = true});
     auto slow = backend::make_gemm(backend::GemmKind::Naive);
-    for (backend::Gemm* fast : {static_cast<backend::Gemm*>(&native_or_widened), static_cast<backend::Gemm*>(&widened)}) {
+    for (backend::Gemm* fast : {static_cast<backend::Gemm*>(&native_or_widened),
+                                static_cast<backend::Gemm*>(&first_choice), static_cast<backend::Gemm*>(&widened)}) {
         for (const bool ta : {false, true}) {
             for (const bool tb : {false, true}) {
                 const int64_t M = 23, N = 35, K = 129, pad = 3;
@@ -212,9 +214,10 @@ TEST(GemmBf16, OnednnMatchesNaiveOnTheSameBf16Inputs) {
 TEST(GemmBf16, Bf16OutputIsTheFp32SumRoundedOnce) {
     // c in bf16: the fp32 sums (with the bias) of the two backends differ in their last bits, so
     // their roundings agree to one bf16 step at most; the padding between c's rows is left alone.
-    backend::OnednnGemm native_or_widened, widened({.widen_bf16 = true});
+    backend::OnednnGemm native_or_widened, first_choice({.first_choice_kernels = true}), widened({.widen_bf16 = true});
     auto slow = backend::make_gemm(backend::GemmKind::Naive);
-    for (backend::Gemm* fast : {static_cast<backend::Gemm*>(&native_or_widened), static_cast<backend::Gemm*>(&widened)}) {
+    for (backend::Gemm* fast : {static_cast<backend::Gemm*>(&native_or_widened),
+                                static_cast<backend::Gemm*>(&first_choice), static_cast<backend::Gemm*>(&widened)}) {
         for (const bool tb : {false, true}) {
             const int64_t M = 37, N = 67, K = 129, ldc = N + 5;
             const backend::GemmShape s{.M = M, .N = N, .K = K, .trans_b = tb, .ldc = ldc};
@@ -237,6 +240,21 @@ TEST(GemmBf16, Bf16OutputIsTheFp32SumRoundedOnce) {
             }
         }
     }
+}
+
+TEST(GemmBf16, APlainBRunsOnTheGemmKernelWhereBf16IsNativeWithoutTiles) {
+    // gemm_onednn.cpp: a B not transposed leaves oneDNN's first choice (brgemm) for its
+    // gemm-based kernel; a transposed B keeps the first choice, as every product does on tiles.
+    backend::OnednnGemm gemm, first_choice({.first_choice_kernels = true});
+    if (!gemm.native_bf16() || gemm.bf16_on_tiles()) {
+        GTEST_SKIP() << "this CPU has no native bf16 GEMM, or runs it on tiles: no choice is made";
+    }
+    const backend::GemmShape plain{.M = 64, .N = 96, .K = 128}, weight_grad{.M = 96, .N = 64, .K = 128, .trans_a = true};
+    const backend::GemmShape forward{.M = 64, .N = 96, .K = 128, .trans_b = true};
+    EXPECT_EQ(gemm.bf16_kernel(plain).rfind("gemm:", 0), 0u) << gemm.bf16_kernel(plain);
+    EXPECT_EQ(gemm.bf16_kernel(weight_grad).rfind("gemm:", 0), 0u) << gemm.bf16_kernel(weight_grad);
+    EXPECT_EQ(gemm.bf16_kernel(forward), first_choice.bf16_kernel(forward));
+    EXPECT_NE(first_choice.bf16_kernel(plain).rfind("gemm:", 0), 0u) << first_choice.bf16_kernel(plain);
 }
 
 TEST(Bf16, RoundsToNearestEvenAndKeepsSpecials) {

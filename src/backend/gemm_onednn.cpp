@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cstdlib>
 #include <new>
@@ -39,6 +40,18 @@ dnnl::matmul::primitive_desc matmul_desc(const dnnl::engine& engine, const memor
         if (std::string_view(pd.impl_info_str()).starts_with("gemm:")) return pd;
     } while (pd.next_impl());
     return matmul_desc(engine, a, b, bias, c, attr);
+}
+
+// oneDNN's first choice for bf16 on AVX512_BF16 without tiles is its brgemm kernel. With B not
+// transposed (dY·W for input gradients, dYᵀ·X for weight gradients) and every dimension at least
+// 256, its gemm-based kernel is faster: 1.05-1.28x alone on Llama-1B's and GPT-2's shapes (Zen
+// 5, 2 threads), matmul_bwd 3-16% less in a step. Below that brgemm is as fast or faster, up to
+// 1.9x on LoRA's rank-16 products (K = 16); so it is with B transposed (the forward), and on
+// tiles brgemm is the kernel that uses them.
+constexpr int64_t kGemmKernelMinDim = 256;
+
+bool takes_gemm_kernel(const GemmShape& s) {
+    return !s.trans_b && std::min({s.M, s.N, s.K}) >= kGemmKernelMinDim;
 }
 
 // Whether oneDNN has a bf16 matmul on this CPU: asked once with a small shape.
@@ -184,12 +197,7 @@ OnednnGemm::Entry& OnednnGemm::entry_for(const GemmShape& s, bool has_bias, memo
             ops.append_sum(1.0f);  // C = A·B + C
             attr.set_post_ops(ops);
         }
-        // oneDNN's first choice for bf16 on AVX512_BF16 without tiles is its brgemm kernel. With B
-        // not transposed (dY·W for input gradients, dYᵀ·X for weight gradients) its gemm-based
-        // kernel is faster: 1.05-1.28x alone on Llama-1B's and GPT-2's shapes (Zen 5, 2
-        // threads), matmul_bwd 3-16% less in a step. With B transposed (the forward) brgemm is
-        // as fast or faster, and on tiles brgemm is the one that uses them.
-        const bool gemm_based = in == memory::data_type::bf16 && gemm_when_b_plain_ && !s.trans_b;
+        const bool gemm_based = in == memory::data_type::bf16 && gemm_when_b_plain_ && takes_gemm_kernel(s);
         const dnnl::matmul::primitive_desc pd = matmul_desc(engine_, a, b, bias, c, attr, gemm_based);
         return cache_.emplace(key, Entry{dnnl::matmul(pd), a, b, c, bias, pd.impl_info_str()}).first->second;
     });

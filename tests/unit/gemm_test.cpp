@@ -192,20 +192,23 @@ TEST(GemmBf16, OnednnMatchesNaiveOnTheSameBf16Inputs) {
                                 static_cast<backend::Gemm*>(&first_choice), static_cast<backend::Gemm*>(&widened)}) {
         for (const bool ta : {false, true}) {
             for (const bool tb : {false, true}) {
-                const int64_t M = 23, N = 35, K = 129, pad = 3;
-                const int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad;
-                const backend::GemmShape s{.M = M, .N = N, .K = K, .trans_a = ta, .trans_b = tb,
-                                           .lda = lda, .ldb = ldb, .accumulate = true};
-                std::vector<uint16_t> a((ta ? K : M) * lda), b((tb ? N : K) * ldb);
-                const auto fa = random_vector(a.size(), 1), fb = random_vector(b.size(), 2);
-                for (size_t i = 0; i < a.size(); i++) a[i] = to_bf16(fa[i]);
-                for (size_t i = 0; i < b.size(); i++) b[i] = to_bf16(fb[i]);
-                const auto bias = random_vector(N, 3);
-                auto c1 = random_vector(M * N, 4);
-                auto c2 = c1;
-                fast->run_bf16(s, a.data(), b.data(), c1.data(), bias.data());
-                slow->run_bf16(s, a.data(), b.data(), c2.data(), bias.data());
-                EXPECT_TRUE(close(c1, c2, 1e-5, 1e-4)) << "ta=" << ta << " tb=" << tb << " widened=" << (fast == &widened);
+                for (const int64_t M : {23, 259}) {  // oneDNN's gemm kernel takes the larger with B plain
+                    const int64_t N = M + 12, K = M + 106, pad = 3;
+                    const int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad;
+                    const backend::GemmShape s{.M = M, .N = N, .K = K, .trans_a = ta, .trans_b = tb,
+                                               .lda = lda, .ldb = ldb, .accumulate = true};
+                    std::vector<uint16_t> a((ta ? K : M) * lda), b((tb ? N : K) * ldb);
+                    const auto fa = random_vector(a.size(), 1), fb = random_vector(b.size(), 2);
+                    for (size_t i = 0; i < a.size(); i++) a[i] = to_bf16(fa[i]);
+                    for (size_t i = 0; i < b.size(); i++) b[i] = to_bf16(fb[i]);
+                    const auto bias = random_vector(N, 3);
+                    auto c1 = random_vector(M * N, 4);
+                    auto c2 = c1;
+                    fast->run_bf16(s, a.data(), b.data(), c1.data(), bias.data());
+                    slow->run_bf16(s, a.data(), b.data(), c2.data(), bias.data());
+                    EXPECT_TRUE(close(c1, c2, 1e-5, 1e-4))
+                        << "M=" << M << " ta=" << ta << " tb=" << tb << " widened=" << (fast == &widened);
+                }
             }
         }
     }
@@ -243,17 +246,20 @@ TEST(GemmBf16, Bf16OutputIsTheFp32SumRoundedOnce) {
 }
 
 TEST(GemmBf16, APlainBRunsOnTheGemmKernelWhereBf16IsNativeWithoutTiles) {
-    // gemm_onednn.cpp: a B not transposed leaves oneDNN's first choice (brgemm) for its
-    // gemm-based kernel; a transposed B keeps the first choice, as every product does on tiles.
+    // gemm_onednn.cpp: a B not transposed with every dimension at least 256 leaves oneDNN's
+    // first choice (brgemm) for its gemm-based kernel; a transposed B or a small dimension keeps
+    // the first choice, as every product does on tiles.
     backend::OnednnGemm gemm, first_choice({.first_choice_kernels = true});
     if (!gemm.native_bf16() || gemm.bf16_on_tiles()) {
         GTEST_SKIP() << "this CPU has no native bf16 GEMM, or runs it on tiles: no choice is made";
     }
-    const backend::GemmShape plain{.M = 64, .N = 96, .K = 128}, weight_grad{.M = 96, .N = 64, .K = 128, .trans_a = true};
-    const backend::GemmShape forward{.M = 64, .N = 96, .K = 128, .trans_b = true};
+    const backend::GemmShape plain{.M = 256, .N = 384, .K = 512}, weight_grad{.M = 384, .N = 256, .K = 512, .trans_a = true};
+    const backend::GemmShape forward{.M = 256, .N = 384, .K = 512, .trans_b = true};
+    const backend::GemmShape rank16{.M = 512, .N = 384, .K = 16};  // a LoRA adapter's input gradient
     EXPECT_EQ(gemm.bf16_kernel(plain).rfind("gemm:", 0), 0u) << gemm.bf16_kernel(plain);
     EXPECT_EQ(gemm.bf16_kernel(weight_grad).rfind("gemm:", 0), 0u) << gemm.bf16_kernel(weight_grad);
     EXPECT_EQ(gemm.bf16_kernel(forward), first_choice.bf16_kernel(forward));
+    EXPECT_EQ(gemm.bf16_kernel(rank16), first_choice.bf16_kernel(rank16));
     EXPECT_NE(first_choice.bf16_kernel(plain).rfind("gemm:", 0), 0u) << first_choice.bf16_kernel(plain);
 }
 

@@ -264,6 +264,8 @@ LMFORGE_KERNEL(void, rope_backward,
 LMFORGE_KERNEL(void, swiglu_forward, (float* out, const float* gate_up, int64_t N, int64_t H), (out, gate_up, N, H))
 LMFORGE_KERNEL(void, swiglu_forward, (bf16 * out, const float* gate_up, int64_t N, int64_t H), (out, gate_up, N, H))
 LMFORGE_KERNEL(void, swiglu_forward, (bf16 * out, const bf16* gate_up, int64_t N, int64_t H), (out, gate_up, N, H))
+LMFORGE_KERNEL(void, swiglu_forward, (bf16 * out, bf16* gate_up_h, const float* gate_up, int64_t N, int64_t H),
+               (out, gate_up_h, gate_up, N, H))
 LMFORGE_KERNEL(void, swiglu_backward, (float* dgate_up, const float* dout, const float* gate_up, int64_t N, int64_t H),
                (dgate_up, dout, gate_up, N, H))
 LMFORGE_KERNEL(void, swiglu_backward, (bf16 * dgate_up, const float* dout, const float* gate_up, int64_t N, int64_t H),

@@ -42,6 +42,26 @@ void forward_rows(Out* out, const In* gate_up, int64_t N, int64_t H) {
     }
 }
 
+// Mixed precision's forward from the GEMM's fp32 output: gate and up rounded to bf16 as they are
+// read, kept, and multiplied from the rounded values.
+void forward_rounding_rows(bf16* out, bf16* gate_up_h, const float* gate_up, int64_t N, int64_t H) {
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < N; n++) {
+        const float* gate = gate_up + n * 2 * H;
+        const float* up = gate + H;
+        bf16* gate_h = gate_up_h + n * 2 * H;
+        bf16* up_h = gate_h + H;
+        bf16* o = out + n * H;
+#pragma omp simd
+        for (int64_t h = 0; h < H; h++) {
+            const bf16 g = lmforge::to_bf16(gate[h]), u = lmforge::to_bf16(up[h]);
+            gate_h[h] = g;
+            up_h[h] = u;
+            o[h] = lmforge::to_bf16(silu(from_bf16(g)) * from_bf16(u));
+        }
+    }
+}
+
 template <class Out, class In>
 void backward_rows(Out* dgate_up, const float* dout, const In* gate_up, int64_t N, int64_t H) {
 #pragma omp parallel for schedule(static)
@@ -72,6 +92,10 @@ void swiglu_forward(bf16* out, const float* gate_up, int64_t N, int64_t H) {
 
 void swiglu_forward(bf16* out, const bf16* gate_up, int64_t N, int64_t H) {
     forward_rows(out, gate_up, N, H);
+}
+
+void swiglu_forward(bf16* out, bf16* gate_up_h, const float* gate_up, int64_t N, int64_t H) {
+    forward_rounding_rows(out, gate_up_h, gate_up, N, H);
 }
 
 void swiglu_backward(float* dgate_up, const float* dout, const float* gate_up, int64_t N,

@@ -17,6 +17,10 @@ void swiglu_forward(float* out, const float* gate_up, int64_t N, int64_t H);
 void swiglu_forward(bf16* out, const float* gate_up, int64_t N, int64_t H);
 // And from gate_up kept in bfloat16 (mixed precision keeps it so for backward).
 void swiglu_forward(bf16* out, const bf16* gate_up, int64_t N, int64_t H);
+// Mixed precision's forward from the GEMM's fp32 gate_up: writes gate_up_h = gate_up rounded to
+// bf16, the copy kept for backward and recompute, and out from it, bit for bit what
+// swiglu_forward(out, gate_up_h) then gives, in one pass over gate_up instead of two.
+void swiglu_forward(bf16* out, bf16* gate_up_h, const float* gate_up, int64_t N, int64_t H);
 
 // Writes (=) dgate_up (N, 2H) from dout (N, H): d gate = dout · up · silu'(gate),
 // d up = dout · silu(gate). dgate_up may not alias gate_up or dout.

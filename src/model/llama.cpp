@@ -471,10 +471,12 @@ void Llama::attention_branch(int64_t l, const float* residual) {
     norm(a.ln2, a.ln2_h, a.ln2_rstd, p_.layers[l].post_norm, a.res2, residual, acts_.proj);
 }
 
-void Llama::swiglu_layer(int64_t l) {
+void Llama::swiglu_layer(int64_t l, bool from_gemm) {
     const LlamaLayerActs& a = acts_.layers[l];
     const int64_t N = B_ * T_, I = cfg_.intermediate;
-    if (precision_ == Precision::Bf16) {
+    if (precision_ == Precision::Bf16 && from_gemm) {  // gate_up's bf16 copy, kept, made on the way
+        swiglu_forward(a.act_h, a.gate_up_h, a.gate_up, N, I);
+    } else if (precision_ == Precision::Bf16) {
         swiglu_forward(a.act_h, a.gate_up_h, N, I);
     } else {
         swiglu_forward(a.act, a.gate_up, N, I);
@@ -487,17 +489,13 @@ void Llama::mlp_up(int64_t l) {
     const LlamaLayerActs& a = acts_.layers[l];
     linear(a.gate_up, a.ln2, a.ln2_h, p_.layers[l].gate_up, ph_.layers[l].gate_up, N, C, 2 * I);
     adapters_forward(l, LoraTarget::Gate, LoraTarget::Up, a.gate_up, a.ln2, a.ln2_h);
-    if (precision_ == Precision::Bf16) {  // SwiGLU's input, kept for its backward and recompute
-        to_bf16(a.gate_up_h, a.gate_up, N * 2 * I);
-        lap("swiglu_fwd");
-    }
 }
 
 void Llama::mlp_branch(int64_t l) {
     const int64_t N = B_ * T_, C = cfg_.n_embd, I = cfg_.intermediate;
     const LlamaLayerActs& a = acts_.layers[l];
     mlp_up(l);
-    swiglu_layer(l);
+    swiglu_layer(l, true);
     linear(acts_.proj, a.act, a.act_h, p_.layers[l].down_proj, ph_.layers[l].down_proj, N, I, C);
     adapters_forward(l, LoraTarget::Down, LoraTarget::Down, acts_.proj, a.act, a.act_h);
 }
@@ -546,7 +544,7 @@ void Llama::recompute_block(int64_t l, const float* residual) {
     } else {  // Gelu: the pointwise outputs only
         norm(a.ln2, a.ln2_h, a.ln2_rstd, w.post_norm, nullptr, a.res2, nullptr);
     }
-    swiglu_layer(l);
+    swiglu_layer(l, recompute_ == Recompute::Block);
     lap("recompute");
 }
 

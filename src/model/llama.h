@@ -113,7 +113,9 @@ private:
     void attention_branch(int64_t l, const float* residual);
     void mlp_up(int64_t l);
     void mlp_branch(int64_t l);
-    void swiglu_layer(int64_t l);
+    // SwiGLU of block l's gate_up: from_gemm, right after mlp_up (whose fp32 output, in mixed
+    // precision, it rounds into the bf16 copy kept), or from that copy (gelu recompute).
+    void swiglu_layer(int64_t l, bool from_gemm);
     void recompute_block(int64_t l, const float* residual);
     void mlp_backward(int64_t l, kernels::WeightGrad mode);
     void attention_backward_layer(int64_t l, const float* residual, kernels::WeightGrad mode);

@@ -287,9 +287,12 @@ void rope(Ledger& l, const std::string& family, const Dims& d, const LlamaShape&
     }
 }
 
-// Reads gate_up (N, 2I), kept in the GEMMs' input type; writes its output in that type.
-void swiglu_forward(Ledger& l, const Dims& d, const LlamaShape& s) {
-    l.add("swiglu_fwd", 5 * d.N * s.I, 3 * l.in() * d.N * s.I);
+// Reads gate_up (N, 2I) in the GEMMs' input type and writes its output in that type; in mixed
+// precision right after the GEMM (from_gemm) it reads the GEMM's fp32 gate_up instead, and
+// writes the bf16 copy kept as well.
+void swiglu_forward(Ledger& l, const Dims& d, const LlamaShape& s, bool from_gemm) {
+    const double bytes = l.half() && from_gemm ? d.N * s.I * (2 * kF32 + 3 * kHalf) : 3 * l.in() * d.N * s.I;
+    l.add("swiglu_fwd", 5 * d.N * s.I, bytes);
 }
 
 // Reads dout (N, I) and gate_up (N, 2I); writes d(gate_up) in the GEMMs' input type.
@@ -341,11 +344,9 @@ void llama_attention_branch(Ledger& l, const Dims& d, const LlamaShape& s) {
     rmsnorm_forward(l, d, true);
 }
 
-// gate_up is rounded to the bf16 copy kept for SwiGLU in mixed precision.
 void llama_mlp_up(Ledger& l, const Dims& d, const LlamaShape& s) {
     linear_forward(l, d, d.C, 2 * s.I, false);
     adapters(l, d, s, LoraTarget::Gate, LoraTarget::Up, true);
-    if (l.half()) l.to_half("swiglu_fwd", d.N * 2 * s.I);
 }
 
 // Token rows gathered (from LoRA's bf16 base in mixed precision); backward adds dout into the
@@ -365,7 +366,7 @@ void llama_forward(Ledger& l, const Dims& d, const LlamaShape& s, int64_t layers
     for (int64_t i = 0; i < layers; i++) {
         llama_attention_branch(l, d, s);
         llama_mlp_up(l, d, s);
-        swiglu_forward(l, d, s);
+        swiglu_forward(l, d, s, true);
         linear_forward(l, d, s.I, d.C, false);
         adapters(l, d, s, LoraTarget::Down, LoraTarget::Down, true);
         rmsnorm_forward(l, d, true);
@@ -382,7 +383,7 @@ void llama_recompute(Ledger& l, const Dims& d, const LlamaShape& s, Recompute r)
     } else {
         rmsnorm_forward(l, d, false);
     }
-    swiglu_forward(l, d, s);
+    swiglu_forward(l, d, s, r == Recompute::Block);
     l.empty_lap("recompute");  // each of those took its own lap
 }
 

@@ -1,5 +1,6 @@
 // SwiGLU: finite differences on the twin; kernel against twin, relative precision in both
-// tails, no overflow far out; bf16 outputs and gradients are the fp32 ones rounded once.
+// tails, no overflow far out; bf16 outputs and gradients are the fp32 ones rounded once, and the
+// one pass from the GEMM's fp32 output is the rounding and the bf16 pass.
 #include "kernels/swiglu.h"
 
 #include <cmath>
@@ -156,6 +157,21 @@ TEST(SwigluTwin, Bf16InputGivesWhatItsFp32ValuesGive) {
     kernels::swiglu_backward(d_from_h.data(), dout.data(), gate_up_h.data(), N, H);
     EXPECT_EQ(out_from_h, out);
     EXPECT_EQ(d_from_h, d);
+}
+
+// From the GEMM's fp32 output in one pass: the bf16 copy is gate_up rounded, and the output what
+// the bf16 copy gives, bit for bit (recompute reruns SwiGLU from that copy).
+TEST(SwigluTwin, OnePassFromFp32WritesTheRoundedCopyAndItsOutput) {
+    for (const int64_t H : {int64_t{1}, int64_t{17}, int64_t{771}}) {
+        const int64_t N = 5;
+        const auto gate_up = random_vector(N * 2 * H, 9, 4.0f);
+        std::vector<bf16> copy(N * 2 * H, 0xFFFF), out(N * H, 0xFFFF), want_copy(N * 2 * H), want_out(N * H);
+        kernels::swiglu_forward(out.data(), copy.data(), gate_up.data(), N, H);
+        for (int64_t i = 0; i < N * 2 * H; i++) want_copy[i] = to_bf16(gate_up[i]);
+        kernels::swiglu_forward(want_out.data(), want_copy.data(), N, H);
+        EXPECT_EQ(copy, want_copy) << "H=" << H;
+        EXPECT_EQ(out, want_out) << "H=" << H;
+    }
 }
 
 }  // namespace

@@ -43,15 +43,16 @@ dnnl::matmul::primitive_desc matmul_desc(const dnnl::engine& engine, const memor
 }
 
 // oneDNN's first choice for bf16 on AVX512_BF16 without tiles is its brgemm kernel. With B not
-// transposed (dY·W for input gradients, dYᵀ·X for weight gradients) and every dimension at least
-// 256, its gemm-based kernel is faster: 1.05-1.28x alone on Llama-1B's and GPT-2's shapes (Zen
-// 5, 2 threads), matmul_bwd 3-16% less in a step. Below that brgemm is as fast or faster, up to
-// 1.9x on LoRA's rank-16 products (K = 16); so it is with B transposed (the forward), and on
-// tiles brgemm is the kernel that uses them.
+// transposed (Llama's input gradients dY·W, every weight gradient dYᵀ·X, GPT-2's forward), every
+// dimension at least 256, and neither a bias nor a bf16 output, its gemm-based kernel is faster:
+// 1.05-1.28x alone on Llama-1B's and GPT-2's shapes (Zen 5, 2 threads), matmul_bwd 3-16% less
+// in a step. Elsewhere brgemm is as fast or faster: up to 1.9x on LoRA's rank-16 products (K =
+// 16), 1.1x with a bias and a bf16 output (which the gemm kernel adds in a pass of its own), and
+// with B transposed; on tiles brgemm is the kernel that uses them.
 constexpr int64_t kGemmKernelMinDim = 256;
 
-bool takes_gemm_kernel(const GemmShape& s) {
-    return !s.trans_b && std::min({s.M, s.N, s.K}) >= kGemmKernelMinDim;
+bool takes_gemm_kernel(const GemmShape& s, bool has_bias, memory::data_type out) {
+    return !s.trans_b && !has_bias && out == memory::data_type::f32 && std::min({s.M, s.N, s.K}) >= kGemmKernelMinDim;
 }
 
 // Whether oneDNN has a bf16 matmul on this CPU: asked once with a small shape.
@@ -197,7 +198,8 @@ OnednnGemm::Entry& OnednnGemm::entry_for(const GemmShape& s, bool has_bias, memo
             ops.append_sum(1.0f);  // C = A·B + C
             attr.set_post_ops(ops);
         }
-        const bool gemm_based = in == memory::data_type::bf16 && gemm_when_b_plain_ && takes_gemm_kernel(s);
+        const bool gemm_based =
+            in == memory::data_type::bf16 && gemm_when_b_plain_ && takes_gemm_kernel(s, has_bias, out);
         const dnnl::matmul::primitive_desc pd = matmul_desc(engine_, a, b, bias, c, attr, gemm_based);
         return cache_.emplace(key, Entry{dnnl::matmul(pd), a, b, c, bias, pd.impl_info_str()}).first->second;
     });
@@ -261,9 +263,9 @@ void OnednnGemm::run_bf16_widened(const GemmShape& s, const uint16_t* a, const u
     execute(w, wide_a_.data(), moved_b_.data(), c, bias, memory::data_type::f32);
 }
 
-std::string OnednnGemm::bf16_kernel(const GemmShape& s) {
-    if (!native_bf16_) return entry_for(as_executed(s), false, memory::data_type::f32, memory::data_type::f32).kernel;
-    return entry_for(s, false, memory::data_type::bf16, memory::data_type::f32).kernel;
+std::string OnednnGemm::bf16_kernel(const GemmShape& s, bool has_bias) {
+    if (!native_bf16_) return entry_for(as_executed(s), has_bias, memory::data_type::f32, memory::data_type::f32).kernel;
+    return entry_for(s, has_bias, memory::data_type::bf16, memory::data_type::f32).kernel;
 }
 
 GemmShape OnednnGemm::as_executed(GemmShape s) const {

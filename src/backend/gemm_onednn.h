@@ -6,8 +6,9 @@
 // product of two bf16 values is exact in fp32 and the sums are fp32 either way; it is slower
 // and needs the widened copies, but every bf16 code path still runs on every CPU.
 //
-// Where the CPU multiplies bf16 natively without tiles, a product whose B is not transposed
-// runs on oneDNN's gemm-based kernel rather than its first choice (gemm_onednn.cpp says why).
+// Where the CPU multiplies bf16 natively without tiles, a large product whose B is not
+// transposed runs on oneDNN's gemm-based kernel rather than its first choice (gemm_onednn.cpp
+// says which and why).
 //
 // Below AVX-512, a B whose rows would make oneDNN's kernels for few-row products thrash the
 // cache is copied to a safer stride first (gemm_onednn.cpp says when, and what it gains).
@@ -51,9 +52,9 @@ public:
     bool bf16_on_tiles() const override { return bf16_on_tiles_; }
     // The shape oneDNN is given: s, or s with B copied to a stride whose rows do not collide.
     GemmShape as_executed(GemmShape s) const;
-    // The name of the kernel oneDNN runs s on with bf16 operands ("brg:avx512_core_bf16",
-    // "gemm:jit", ...), as its verbose log names it.
-    std::string bf16_kernel(const GemmShape& s);
+    // The name of the kernel oneDNN runs s on with bf16 operands and an fp32 output, with a bias
+    // or not ("brg:avx512_core_bf16", "gemm:jit", ...), as its verbose log names it.
+    std::string bf16_kernel(const GemmShape& s, bool has_bias = false);
 
 private:
     using Key = std::tuple<int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t, int64_t,

@@ -246,9 +246,9 @@ TEST(GemmBf16, Bf16OutputIsTheFp32SumRoundedOnce) {
 }
 
 TEST(GemmBf16, APlainBRunsOnTheGemmKernelWhereBf16IsNativeWithoutTiles) {
-    // gemm_onednn.cpp: a B not transposed with every dimension at least 256 leaves oneDNN's
-    // first choice (brgemm) for its gemm-based kernel; a transposed B or a small dimension keeps
-    // the first choice, as every product does on tiles.
+    // gemm_onednn.cpp: a B not transposed with every dimension at least 256, no bias and an
+    // fp32 output leaves oneDNN's first choice (brgemm) for its gemm-based kernel; a transposed
+    // B, a small dimension or a bias keeps the first choice, as every product does on tiles.
     backend::OnednnGemm gemm, first_choice({.first_choice_kernels = true});
     if (!gemm.native_bf16() || gemm.bf16_on_tiles()) {
         GTEST_SKIP() << "this CPU has no native bf16 GEMM, or runs it on tiles: no choice is made";
@@ -260,6 +260,7 @@ TEST(GemmBf16, APlainBRunsOnTheGemmKernelWhereBf16IsNativeWithoutTiles) {
     EXPECT_EQ(gemm.bf16_kernel(weight_grad).rfind("gemm:", 0), 0u) << gemm.bf16_kernel(weight_grad);
     EXPECT_EQ(gemm.bf16_kernel(forward), first_choice.bf16_kernel(forward));
     EXPECT_EQ(gemm.bf16_kernel(rank16), first_choice.bf16_kernel(rank16));
+    EXPECT_EQ(gemm.bf16_kernel(plain, true), first_choice.bf16_kernel(plain, true));  // with a bias
     EXPECT_NE(first_choice.bf16_kernel(plain).rfind("gemm:", 0), 0u) << first_choice.bf16_kernel(plain);
 }
 

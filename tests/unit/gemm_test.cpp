@@ -184,30 +184,37 @@ TEST(GemmBf16, OnednnMatchesNaiveOnTheSameBf16Inputs) {
     // Both backends see identical bf16 operands and accumulate in at least fp32: they agree to
     // fp32 rounding, whatever bf16 lost when the inputs were rounded. oneDNN runs all its
     // paths: native bf16 where the CPU has it, on the kernels lmforge picks and on oneDNN's
-    // first choice, and operands widened to fp32 (any CPU), here with padded leading dimensions
-    // so the widened copies must keep the strides.
+    // first choice, and operands widened to fp32 (any CPU), with tight and padded leading
+    // dimensions (the widened copies must keep the strides). lmforge's pick differs from the
+    // first choice for the larger shape with B plain, tight and without a bias.
     backend::OnednnGemm native_or_widened, first_choice({.first_choice_kernels = true}), widened({.widen_bf16 = true});
     auto slow = backend::make_gemm(backend::GemmKind::Naive);
     for (backend::Gemm* fast : {static_cast<backend::Gemm*>(&native_or_widened),
                                 static_cast<backend::Gemm*>(&first_choice), static_cast<backend::Gemm*>(&widened)}) {
         for (const bool ta : {false, true}) {
             for (const bool tb : {false, true}) {
-                for (const int64_t M : {23, 259}) {  // oneDNN's gemm kernel takes the larger with B plain
-                    const int64_t N = M + 12, K = M + 106, pad = 3;
-                    const int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad;
-                    const backend::GemmShape s{.M = M, .N = N, .K = K, .trans_a = ta, .trans_b = tb,
-                                               .lda = lda, .ldb = ldb, .accumulate = true};
-                    std::vector<uint16_t> a((ta ? K : M) * lda), b((tb ? N : K) * ldb);
-                    const auto fa = random_vector(a.size(), 1), fb = random_vector(b.size(), 2);
-                    for (size_t i = 0; i < a.size(); i++) a[i] = to_bf16(fa[i]);
-                    for (size_t i = 0; i < b.size(); i++) b[i] = to_bf16(fb[i]);
-                    const auto bias = random_vector(N, 3);
-                    auto c1 = random_vector(M * N, 4);
-                    auto c2 = c1;
-                    fast->run_bf16(s, a.data(), b.data(), c1.data(), bias.data());
-                    slow->run_bf16(s, a.data(), b.data(), c2.data(), bias.data());
-                    EXPECT_TRUE(close(c1, c2, 1e-5, 1e-4))
-                        << "M=" << M << " ta=" << ta << " tb=" << tb << " widened=" << (fast == &widened);
+                for (const int64_t M : {23, 259}) {
+                    for (const int64_t pad : {0, 3}) {
+                        for (const bool with_bias : {false, true}) {
+                            const int64_t N = M + 12, K = M + 106;
+                            const int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad;
+                            const backend::GemmShape s{.M = M, .N = N, .K = K, .trans_a = ta, .trans_b = tb,
+                                                       .lda = lda, .ldb = ldb, .accumulate = true};
+                            std::vector<uint16_t> a((ta ? K : M) * lda), b((tb ? N : K) * ldb);
+                            const auto fa = random_vector(a.size(), 1), fb = random_vector(b.size(), 2);
+                            for (size_t i = 0; i < a.size(); i++) a[i] = to_bf16(fa[i]);
+                            for (size_t i = 0; i < b.size(); i++) b[i] = to_bf16(fb[i]);
+                            const auto bias = random_vector(N, 3);
+                            const float* bias_or_null = with_bias ? bias.data() : nullptr;
+                            auto c1 = random_vector(M * N, 4);
+                            auto c2 = c1;
+                            fast->run_bf16(s, a.data(), b.data(), c1.data(), bias_or_null);
+                            slow->run_bf16(s, a.data(), b.data(), c2.data(), bias_or_null);
+                            EXPECT_TRUE(close(c1, c2, 1e-5, 1e-4))
+                                << "M=" << M << " ta=" << ta << " tb=" << tb << " pad=" << pad << " bias=" << with_bias
+                                << " first choice=" << (fast == &first_choice) << " widened=" << (fast == &widened);
+                        }
+                    }
                 }
             }
         }

@@ -105,6 +105,22 @@ void input_grad_rows(float* dinp, bf16* dinp_h, const float* dout, const float* 
     }
 }
 
+// The channel pass below reads each row's slice of its matrices as a short stretch, a whole row
+// apart from the next: the hardware prefetchers do not run ahead of that, and the pass waited on
+// its loads. Config C's 4096 x 384 gradients, with the bf16 copy and the sums, took 1.09-1.55 ms
+// a call from cold buffers, 0.86-0.87 with each row's slice asked for 8 rows ahead (Zen 5, 2
+// threads; 4 and 16 rows ahead were no faster).
+// GELU's fused backward, which walks its rows the same way, gained nothing: it waits on its
+// arithmetic.
+constexpr int64_t kPrefetchRowsAhead = 8;
+
+// Asks for columns [c0, c1) of row n + kPrefetchRowsAhead of m (N rows of C), where there is one.
+void prefetch_row_ahead(const float* m, int64_t n, int64_t N, int64_t C, long c0, long c1) {
+    if (n + kPrefetchRowsAhead >= N) return;
+    const float* row = m + (n + kPrefetchRowsAhead) * C;
+    for (long c = c0; c < c1; c += 16) __builtin_prefetch(row + c);  // a cache line
+}
+
 // Over every row in order, this thread's channels [c0, c1): dweight, dbias += their sums; with
 // dinp_sums, dinp's column sums written there.
 void channel_sums(float* dweight, float* dbias, float* dinp_sums, const float* dinp, const float* dout,
@@ -114,6 +130,9 @@ void channel_sums(float* dweight, float* dbias, float* dinp_sums, const float* d
         const float* x = inp + n * C;
         const float* d = dout + n * C;
         const float m = mean[n], s = rstd[n];
+        prefetch_row_ahead(inp, n, N, C, c0, c1);
+        prefetch_row_ahead(dout, n, N, C, c0, c1);
+        if (dinp_sums != nullptr) prefetch_row_ahead(dinp, n, N, C, c0, c1);
 #pragma omp simd
         for (long c = c0; c < c1; c++) {
             dweight[c] += d[c] * (x[c] - m) * s;

@@ -379,11 +379,20 @@ void Llama::linear(float* out, const float* inp, const uint16_t* inp_h, const fl
 }
 
 void Llama::linear_backward(float* dinp, float* dw, const float* dout, const float* inp, const uint16_t* inp_h,
-                            const float* w, const uint16_t* w_h, int64_t N, int64_t C, int64_t OC, WeightGrad mode) {
-    if (precision_ == Precision::Fp32) {
+                            const float* w, const uint16_t* w_h, int64_t N, int64_t C, int64_t OC, WeightGrad mode,
+                            bool add_to_dinp) {
+    if (precision_ == Precision::Bf16 && dout != nullptr) to_bf16(acts_.dout_h, dout, N * OC);
+    if (add_to_dinp) {  // onto the adapters' share: a frozen weight has no gradient
+        if (dw != nullptr) throw Error("Llama::linear_backward adds to dinp for a weight that trains");
+        const backend::GemmShape product{.M = N, .N = C, .K = OC, .accumulate = true};
+        if (precision_ == Precision::Fp32) {
+            gemm_.run(product, dout, w, dinp);
+        } else {
+            gemm_.run_bf16(product, acts_.dout_h, w_h, dinp);
+        }
+    } else if (precision_ == Precision::Fp32) {
         kernels::linear_backward(gemm_, dinp, dw, nullptr, dout, inp, w, N, C, OC, mode);
     } else {
-        if (dout != nullptr) to_bf16(acts_.dout_h, dout, N * OC);
         linear_backward_bf16(gemm_, dinp, dw, nullptr, nullptr, acts_.dout_h, inp_h, w_h, N, C, OC, mode);
     }
     lap("matmul_bwd");
@@ -400,7 +409,9 @@ void Llama::norm_backward(float* dweight, const float* inp, const float* weight,
     lap("rmsnorm_bwd");
 }
 
-const float* Llama::residual_dout() const { return precision_ == Precision::Fp32 ? acts_.dres : nullptr; }
+const float* Llama::fp32_dout(const float* dout) const { return precision_ == Precision::Fp32 ? dout : nullptr; }
+
+const float* Llama::residual_dout() const { return fp32_dout(acts_.dres); }
 
 void Llama::norm(float* out, uint16_t* out_h, float* rstd, const float* weight, float* res, const float* a,
                  const float* b) {
@@ -424,28 +435,35 @@ LoraPass Llama::lora_pass() const {
             static_cast<float>(lora_.scaling()),
             static_cast<float>(lora_.dropout),
             drop ? acts_.lora_keys : nullptr,
-            {acts_.lora_du, acts_.lora_u_h, acts_.lora_x, acts_.lora_x_h, acts_.lora_dBt}};
+            {acts_.lora_du, acts_.lora_u_h, acts_.lora_x, acts_.lora_x_h, acts_.lora_dBt, acts_.lora_A, acts_.lora_A_h,
+             acts_.lora_dA}};
+}
+
+LoraGroup Llama::adapter_group(int64_t l, LoraTarget first, LoraTarget last) const {
+    LoraGroup g;
+    for (int t = static_cast<int>(first); t <= static_cast<int>(last); t++) {
+        if (adapters_[l][t].on()) g.add(adapters_[l][t]);
+    }
+    return g;
 }
 
 void Llama::adapters_forward(int64_t l, LoraTarget first, LoraTarget last, float* y, const float* x,
                              const uint16_t* x_h) {
     if (!lora_.enabled()) return;
-    const LoraPass pass = lora_pass();
-    for (int t = static_cast<int>(first); t <= static_cast<int>(last); t++) {
-        if (adapters_[l][t].on()) lora_forward(pass, adapters_[l][t], y, x, x_h, acts_.layers[l].lora_us[t]);
-    }
+    const LoraGroup g = adapter_group(l, first, last);
+    if (g.size > 0) lora_forward(lora_pass(), g, y, x, x_h, acts_.layers[l].lora_us[static_cast<int>(first)]);
     lap("lora_fwd");
 }
 
-void Llama::adapters_backward(int64_t l, LoraTarget first, LoraTarget last, float* dx, const float* dy,
+bool Llama::adapters_backward(int64_t l, LoraTarget first, LoraTarget last, float* dx, const float* dy,
                               const uint16_t* dy_h, const float* x, const uint16_t* x_h) {
-    if (!lora_.enabled()) return;
-    const LoraPass pass = lora_pass();
-    for (int t = static_cast<int>(first); t <= static_cast<int>(last); t++) {
-        const LoraAdapter& a = adapters_[l][t];
-        if (a.on()) lora_backward(pass, a, dx, dy, dy_h, x, x_h, acts_.layers[l].lora_us[t]);
+    if (!lora_.enabled()) return false;
+    const LoraGroup g = adapter_group(l, first, last);
+    if (g.size > 0) {
+        lora_backward(lora_pass(), g, dx, false, dy, dy_h, x, x_h, acts_.layers[l].lora_us[static_cast<int>(first)]);
     }
     lap("lora_bwd");
+    return g.size > 0;
 }
 
 void Llama::attention_branch(int64_t l, const float* residual) {
@@ -554,20 +572,22 @@ void Llama::mlp_backward(int64_t l, WeightGrad mode) {
     const LlamaLayerWeights<const uint16_t*>& wh = ph_.layers[l];
     const LlamaLayerWeights<float*> dw = layer_grads(l);
     const LlamaLayerActs& a = acts_.layers[l];
+    // The adapters write each input's gradient first, the frozen weight's product adds to it:
+    // one pass over it fewer than adding theirs after.
+    bool adapted = adapters_backward(l, LoraTarget::Down, LoraTarget::Down, acts_.dact, acts_.dres, acts_.dout_h,
+                                     a.act, a.act_h);
     linear_backward(acts_.dact, dw.down_proj, residual_dout(), a.act, a.act_h, w.down_proj, wh.down_proj, N, I, C,
-                    mode);
-    adapters_backward(l, LoraTarget::Down, LoraTarget::Down, acts_.dact, acts_.dres, acts_.dout_h, a.act, a.act_h);
+                    mode, adapted);
     if (precision_ == Precision::Fp32) {
         swiglu_backward(acts_.dgate_up, acts_.dact, a.gate_up, N, I);
-        lap("swiglu_bwd");
-        linear_backward(acts_.dln, dw.gate_up, acts_.dgate_up, a.ln2, a.ln2_h, w.gate_up, wh.gate_up, N, C, 2 * I,
-                        mode);
     } else {  // the GEMMs read the gradient in bf16: SwiGLU's backward writes it so at once
         swiglu_backward(acts_.dout_h, acts_.dact, a.gate_up_h, N, I);
-        lap("swiglu_bwd");
-        linear_backward(acts_.dln, dw.gate_up, nullptr, a.ln2, a.ln2_h, w.gate_up, wh.gate_up, N, C, 2 * I, mode);
     }
-    adapters_backward(l, LoraTarget::Gate, LoraTarget::Up, acts_.dln, acts_.dgate_up, acts_.dout_h, a.ln2, a.ln2_h);
+    lap("swiglu_bwd");
+    adapted = adapters_backward(l, LoraTarget::Gate, LoraTarget::Up, acts_.dln, acts_.dgate_up, acts_.dout_h, a.ln2,
+                                a.ln2_h);
+    linear_backward(acts_.dln, dw.gate_up, fp32_dout(acts_.dgate_up), a.ln2, a.ln2_h, w.gate_up, wh.gate_up, N,
+                    C, 2 * I, mode, adapted);
     norm_backward(dw.post_norm, a.res2, w.post_norm, a.ln2_rstd, true);
 }
 
@@ -577,8 +597,10 @@ void Llama::attention_backward_layer(int64_t l, const float* residual, WeightGra
     const LlamaLayerWeights<const uint16_t*>& wh = ph_.layers[l];
     const LlamaLayerWeights<float*> dw = layer_grads(l);
     const LlamaLayerActs& a = acts_.layers[l];
-    linear_backward(acts_.datty, dw.o_proj, residual_dout(), a.atty, a.atty_h, w.o_proj, wh.o_proj, N, C, C, mode);
-    adapters_backward(l, LoraTarget::O, LoraTarget::O, acts_.datty, acts_.dres, acts_.dout_h, a.atty, a.atty_h);
+    bool adapted = adapters_backward(l, LoraTarget::O, LoraTarget::O, acts_.datty, acts_.dres, acts_.dout_h, a.atty,
+                                     a.atty_h);
+    linear_backward(acts_.datty, dw.o_proj, residual_dout(), a.atty, a.atty_h, w.o_proj, wh.o_proj, N, C, C, mode,
+                    adapted);
     if (precision_ == Precision::Fp32) {
         attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, cfg_.n_head, cfg_.n_kv_head,
                            {}, attention_math());
@@ -589,9 +611,10 @@ void Llama::attention_backward_layer(int64_t l, const float* residual, WeightGra
     lap("attention_bwd");
     rope_backward(acts_.dqkv, acts_.rope_cos, acts_.rope_sin, B, T, W, cfg_.n_head + cfg_.n_kv_head,
                   cfg_.head_size());
+    if (precision_ == Precision::Bf16) to_bf16(acts_.dout_h, acts_.dqkv, N * W);  // the adapters read it so too
     lap("rope_bwd");
-    linear_backward(acts_.dln, dw.qkv, acts_.dqkv, a.ln1, a.ln1_h, w.qkv, wh.qkv, N, C, W, mode);
-    adapters_backward(l, LoraTarget::Q, LoraTarget::V, acts_.dln, acts_.dqkv, acts_.dout_h, a.ln1, a.ln1_h);
+    adapted = adapters_backward(l, LoraTarget::Q, LoraTarget::V, acts_.dln, acts_.dqkv, acts_.dout_h, a.ln1, a.ln1_h);
+    linear_backward(acts_.dln, dw.qkv, fp32_dout(acts_.dqkv), a.ln1, a.ln1_h, w.qkv, wh.qkv, N, C, W, mode, adapted);
     norm_backward(dw.input_norm, residual, w.input_norm, a.ln1_rstd, l > 0);
 }
 

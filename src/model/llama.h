@@ -93,17 +93,20 @@ private:
     void linear(float* out, const float* inp, const uint16_t* inp_h, const float* w, const uint16_t* w_h, int64_t N,
                 int64_t C, int64_t OC);
     // The same backward from an fp32 gradient (rounded to bf16 in mixed precision) or, with
-    // dout null, from the bf16 gradient already in acts_.dout_h. dw null: frozen.
+    // dout null, from the bf16 gradient already in acts_.dout_h. dw null: frozen. add_to_dinp:
+    // onto the adapters' share of dinp (a frozen weight only).
     void linear_backward(float* dinp, float* dw, const float* dout, const float* inp, const uint16_t* inp_h,
                          const float* w, const uint16_t* w_h, int64_t N, int64_t C, int64_t OC,
-                         kernels::WeightGrad mode);
+                         kernels::WeightGrad mode, bool add_to_dinp = false);
     // An RMSNorm's backward into acts_.dres (from acts_.dln). Where a projection onto the
     // residual stream comes below it (projection_below), in mixed precision, the same pass
     // writes dres's bf16 copy into acts_.dout_h for that projection's backward.
     void norm_backward(float* dweight, const float* inp, const float* weight, const float* rstd,
                        bool projection_below);
-    // The fp32 gradient a projection onto the residual stream reads: acts_.dres, or null in
-    // mixed precision, where its bf16 copy is already in acts_.dout_h (norm_backward).
+    // The fp32 gradient a projection's backward reads: dout, or null in mixed precision, where
+    // its bf16 copy is already in acts_.dout_h.
+    const float* fp32_dout(const float* dout) const;
+    // That of a projection onto the residual stream: acts_.dres's (in bf16 by norm_backward).
     const float* residual_dout() const;
     // o = rmsnorm(a) (b null), or res = a + b, then o = rmsnorm(res), into out or out_h.
     void norm(float* out, uint16_t* out_h, float* rstd, const float* weight, float* res, const float* a,
@@ -121,8 +124,10 @@ private:
     void attention_backward_layer(int64_t l, const float* residual, kernels::WeightGrad mode);
     // The adapters of layer l on targets [first, last] (none without LoRA), on y from x.
     LoraPass lora_pass() const;
+    LoraGroup adapter_group(int64_t l, LoraTarget first, LoraTarget last) const;
     void adapters_forward(int64_t l, LoraTarget first, LoraTarget last, float* y, const float* x, const uint16_t* x_h);
-    void adapters_backward(int64_t l, LoraTarget first, LoraTarget last, float* dx, const float* dy,
+    // Their backward, writing dx (null: not wanted); whether there were any.
+    bool adapters_backward(int64_t l, LoraTarget first, LoraTarget last, float* dx, const float* dy,
                            const uint16_t* dy_h, const float* x, const uint16_t* x_h);
 
     LlamaConfig cfg_;

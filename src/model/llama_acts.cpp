@@ -45,10 +45,12 @@ void visit_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precision pr
         kept(l.ln2_h, first.ln2_h, h * N * C, keep_pointwise);
         kept(l.gate_up_h, first.gate_up_h, h * N * 2 * I, keep_block);
         kept(l.act_h, first.act_h, h * N * I, keep_pointwise);
-        for (int t = 0; t < kLoraTargets; t++) {
+        for (const auto& [first, last] : kLoraGroups) {
             // Kept in every mode (N · rank each): a recompute need not redo the adapters whose
             // outputs it skips (down_proj's).
-            if (lora.enabled() && lora.targets[t]) fn(N * lora.rank, l.lora_us[t]);
+            int64_t in_use = 0;
+            for (int t = static_cast<int>(first); t <= static_cast<int>(last); t++) in_use += lora.targets[t] ? 1 : 0;
+            if (lora.enabled() && in_use > 0) fn(N * lora.rank * in_use, l.lora_us[static_cast<int>(first)]);
         }
     }
     fn(f * N * C, a.lnf);
@@ -65,11 +67,15 @@ void visit_llama_acts(const LlamaConfig& cfg, int64_t B, int64_t T, Precision pr
     fn(f * N * 2 * I, a.dgate_up);
     fn(h * N * std::max(2 * I, W), a.dout_h);
     const int64_t adapters = lora.enabled() ? 1 : 0, widest = std::max(C, I);
-    fn(adapters * N * lora.rank, a.lora_du);
-    fn(adapters * h * N * lora.rank, a.lora_u_h);
+    const int64_t stacked = adapters * kLoraGroupMax * lora.rank;
+    fn(stacked * N, a.lora_du);
+    fn(h * stacked * N, a.lora_u_h);
     fn(adapters * N * widest, a.lora_x);
     fn(adapters * h * N * widest, a.lora_x_h);
     fn(adapters * lora.rank * widest, a.lora_dBt);
+    fn(f * stacked * C, a.lora_A);  // only groups of several stack their A: they read width C
+    fn(h * stacked * C, a.lora_A_h);
+    fn(stacked * C, a.lora_dA);
     fn(adapters * N, a.lora_keys);
 }
 

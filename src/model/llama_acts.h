@@ -34,7 +34,8 @@ struct LlamaLayerActs {
     float* act;        // (N, I) silu(gate) · up
     float* res3;       // (N, C) the block's output
     uint16_t *ln1_h, *qkv_h, *atty_h, *ln2_h, *gate_up_h, *act_h;  // mixed precision (null in fp32)
-    // LoRA: each adapter's scaling · dropout(x)·Aᵀ (N, rank) for its backward (null: no adapter).
+    // LoRA: each group's (lora.h's kLoraGroups) scaling · dropout(x)·Aᵀ (N, rank per adapter in
+    // use) for its backward, at the group's first target (null: no adapter).
     std::array<float*, kLoraTargets> lora_us{};
 };
 
@@ -54,8 +55,8 @@ struct LlamaActs {
     float* dgate_up = nullptr;  // (N, 2I) fp32
     uint16_t* dout_h = nullptr;  // mixed precision: (N, max(2I, C + 2 KVC)) a GEMM's gradient in bf16
     // LoRA's scratch (lora.h's LoraScratch) and each position's dropout key (N).
-    float *lora_du = nullptr, *lora_x = nullptr, *lora_dBt = nullptr;
-    uint16_t *lora_u_h = nullptr, *lora_x_h = nullptr;
+    float *lora_du = nullptr, *lora_x = nullptr, *lora_dBt = nullptr, *lora_A = nullptr, *lora_dA = nullptr;
+    uint16_t *lora_u_h = nullptr, *lora_x_h = nullptr, *lora_A_h = nullptr;
     uint64_t* lora_keys = nullptr;
 };
 

@@ -56,13 +56,34 @@ struct LoraAdapter {
     bool on() const { return A != nullptr; }
 };
 
-// The scratch an adapter pass needs (N rows, rank r, widest input W), shared by all adapters.
+// Adapters that read one input, their outputs slices of one (possibly fused) layer output: q,
+// k and v on a block's normed input; gate and up; or one alone. Their products share that
+// input's passes: one GEMM makes every down-projection, one every gradient of A, one the
+// input's gradient (dropout, a mask per adapter, takes them one by one).
+inline constexpr int kLoraGroupMax = 3;
+// A Llama block's groups, by their first and last targets.
+inline constexpr std::array<std::array<LoraTarget, 2>, 4> kLoraGroups = {{{LoraTarget::Q, LoraTarget::V},
+                                                                          {LoraTarget::O, LoraTarget::O},
+                                                                          {LoraTarget::Gate, LoraTarget::Up},
+                                                                          {LoraTarget::Down, LoraTarget::Down}}};
+struct LoraGroup {
+    std::array<const LoraAdapter*, kLoraGroupMax> adapters{};
+    int size = 0;
+    void add(const LoraAdapter& a) { adapters.at(size++) = &a; }
+    int64_t in() const { return adapters[0]->in; }
+};
+
+// The scratch an adapter pass needs (N rows, rank r, widest input W, narrowest C for the groups'
+// shared inputs), shared by all adapters.
 struct LoraScratch {
-    float* du = nullptr;        // (N, r)
-    uint16_t* u_h = nullptr;    // (N, r) mixed precision
+    float* du = nullptr;        // (N, 3r)
+    uint16_t* u_h = nullptr;    // (N, 3r) mixed precision
     float* x = nullptr;         // (N, W) the dropped input in fp32, or d(input) before masking
     uint16_t* x_h = nullptr;    // (N, W) the dropped input in bf16
     float* dBt = nullptr;       // (r, widest output) B's gradient transposed, before it is added
+    float* A = nullptr;         // (3r, C) a group's A stacked: fp32
+    uint16_t* A_h = nullptr;    // (3r, C) mixed precision
+    float* dA = nullptr;        // (3r, C) a group's gradients of A, before they are added
 };
 
 // What every adapter pass takes: the GEMM, precision, rank, scaling, dropout and, in training,
@@ -76,15 +97,16 @@ struct LoraPass {
     LoraScratch scratch;
 };
 
-// y[:, offset : offset + out] += scaling · dropout(x)·Aᵀ·Bᵀ, keeping us (N, r) = scaling ·
-// dropout(x)·Aᵀ for backward. x is fp32 (x) or, in mixed precision, bf16 (x_h).
-void lora_forward(const LoraPass& p, const LoraAdapter& a, float* y, const float* x, const uint16_t* x_h, float* us);
+// For each adapter j of the group: y[:, offset : offset + out] += scaling · dropout(x)·Aᵀ·Bᵀ,
+// keeping us (N, size·r) = scaling · dropout(x)·Aᵀ (adapter j's in columns j·r...) for backward.
+// x is fp32 (x) or, in mixed precision, bf16 (x_h).
+void lora_forward(const LoraPass& p, const LoraGroup& g, float* y, const float* x, const uint16_t* x_h, float* us);
 
-// From dy (N, out) at the adapter's columns of rows `stride` wide (fp32 dy, or dy_h in mixed
-// precision): dB += dyᵀ·us, dA += duᵀ·dropout(x), dx (N, in) += dropout'(du·A), du = scaling ·
-// dy·B.
-void lora_backward(const LoraPass& p, const LoraAdapter& a, float* dx, const float* dy, const uint16_t* dy_h,
-                   const float* x, const uint16_t* x_h, const float* us);
+// From dy (N, out) at each adapter's columns of rows `stride` wide (fp32 dy, or dy_h in mixed
+// precision): dB += dyᵀ·us, dA += duᵀ·dropout(x), du = scaling · dy·B, and the input's gradient
+// dropout'(Σ du·A) written to dx (N, in), or added to it when add_to_dx; null dx: not wanted.
+void lora_backward(const LoraPass& p, const LoraGroup& g, float* dx, bool add_to_dx, const float* dy,
+                   const uint16_t* dy_h, const float* x, const uint16_t* x_h, const float* us);
 
 // Each row's dropout key for a training pass: from the seed, the optimizer step and the row's
 // tokens, so that a row draws the same masks wherever it runs (any process, any micro-batch,

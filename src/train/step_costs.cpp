@@ -82,6 +82,7 @@ struct LinearGrad {
     bool convert = true;  // in mixed precision dout arrives in fp32 and is copied to bf16 here
                           // (with the bias sums); else the kernel before wrote the copy (and
                           // the sums)
+    bool onto = false;    // dinp added to what LoRA's adapters wrote there
 };
 
 // dinp = dout·Wᵀ written; dW = inpᵀ·dout overwritten (a step of one micro-batch); the bias's
@@ -92,7 +93,7 @@ void linear_backward(Ledger& l, const Dims& d, double in, double out, LinearGrad
     const double dbias = g.bias ? 2 * kF32 * out : 0;
     if (l.half() && g.convert) l.add(f, 0, d.N * out * (kF32 + kHalf) + dbias);
     if (!l.half() && g.bias) l.add(f, 0, kF32 * d.N * out + dbias);
-    l.gemm(f, d.N, in, out, false);
+    l.gemm(f, d.N, in, out, g.onto);
     if (g.weight) l.gemm(f, in, out, d.N, false);
 }
 
@@ -300,36 +301,36 @@ void swiglu_backward(Ledger& l, const Dims& d, const LlamaShape& s) {
     l.add("swiglu_bwd", 10 * d.N * s.I, d.N * s.I * (kF32 + 4 * l.in()));
 }
 
-// An adapter of rank r on a projection in → out (model/lora.h): forward u = x·Aᵀ scaled, then
-// y += u·Bᵀ; backward dB += dyᵀ·u, du = dy·B scaled, dA += duᵀ·x, dx += du·A.
-void lora_forward(Ledger& l, const Dims& d, double in, double out, double r) {
-    const char* f = "lora_fwd";
-    l.gemm(f, d.N, r, in, false);
-    elementwise(l, f, d.N * r, 0, 1, 1, 0);  // the scaling: as a bias, not counted
-    if (l.half()) l.to_half(f, d.N * r);
-    l.gemm(f, d.N, out, r, true);
-}
-
-void lora_backward(Ledger& l, const Dims& d, double in, double out, double r) {
-    const char* f = "lora_bwd";
-    if (l.half()) l.to_half(f, d.N * r);
-    l.gemm(f, out, r, d.N, true);
-    l.gemm(f, d.N, r, out, false);
-    elementwise(l, f, d.N * r, 0, 1, 1, 0);
-    if (l.half()) l.to_half(f, d.N * r);
-    l.gemm(f, r, in, d.N, true);
-    l.gemm(f, d.N, in, r, true);
-}
-
-// The adapters on targets first..last of a block, forward or backward.
-void adapters(Ledger& l, const Dims& d, const LlamaShape& s, LoraTarget first, LoraTarget last, bool forward) {
+// The adapters of rank r on targets first..last of a block (model/lora.h's group: one input
+// in → each its slice `out` of the layer's output): forward us = x·Aᵀ for all, scaled, then
+// y += u·Bᵀ each; backward, each dB += dyᵀ·u and du = dy·B, then for all, scaled, dA += duᵀ·x
+// and dx = du·A, written (input_grad: the input's gradient is wanted).
+void adapters(Ledger& l, const Dims& d, const LlamaShape& s, LoraTarget first, LoraTarget last, bool forward,
+              bool input_grad = true) {
     const std::array<double, kLoraTargets> in = {d.C, d.C, d.C, d.C, d.C, d.C, s.I};
     const std::array<double, kLoraTargets> out = {d.C, s.KV, s.KV, d.C, s.I, s.I, d.C};
-    for (int t = static_cast<int>(first); t <= static_cast<int>(last); t++) {
-        if (s.rank == 0 || !s.targets[t]) continue;
-        if (forward) lora_forward(l, d, in[t], out[t], s.rank);
-        if (!forward) lora_backward(l, d, in[t], out[t], s.rank);
+    const double r = s.rank;
+    double gr = 0;
+    for (int t = static_cast<int>(first); t <= static_cast<int>(last); t++) gr += s.rank > 0 && s.targets[t] ? r : 0;
+    if (gr == 0) return;
+    const double x = in[static_cast<int>(first)];
+    const char* f = forward ? "lora_fwd" : "lora_bwd";
+    if (forward) {
+        l.gemm(f, d.N, gr, x, false);
+        elementwise(l, f, d.N * gr, 0, 1, 1, 0);  // the scaling: as a bias, not counted
     }
+    if (l.half()) l.to_half(f, d.N * gr);
+    for (int t = static_cast<int>(first); t <= static_cast<int>(last); t++) {
+        if (!s.targets[t]) continue;
+        if (forward) l.gemm(f, d.N, out[t], r, true);
+        if (!forward) l.gemm(f, out[t], r, d.N, true);
+        if (!forward) l.gemm(f, d.N, r, out[t], false);
+    }
+    if (forward) return;
+    elementwise(l, f, d.N * gr, 0, 1, 1, 0);
+    if (l.half()) l.to_half(f, d.N * gr);
+    l.gemm(f, gr, x, d.N, true);
+    if (input_grad) l.gemm(f, d.N, x, gr, false);
 }
 
 // res2 = residual + o_proj(attention(rope(qkv(ln1)))), then the post-attention norm
@@ -390,21 +391,24 @@ void llama_recompute(Ledger& l, const Dims& d, const LlamaShape& s, Recompute r)
 // down_proj and o_proj read dout (the residual's gradient) as the RMSNorm backward above them
 // left it: in mixed precision already in bf16.
 void llama_mlp_backward(Ledger& l, const Dims& d, const LlamaShape& s) {
-    linear_backward(l, d, s.I, d.C, {.weight = s.trains_base(), .convert = false});
+    const bool lora = !s.trains_base();
     adapters(l, d, s, LoraTarget::Down, LoraTarget::Down, false);
+    linear_backward(l, d, s.I, d.C, {.weight = !lora, .convert = false, .onto = lora});
     swiglu_backward(l, d, s);
-    linear_backward(l, d, d.C, 2 * s.I, {.weight = s.trains_base(), .convert = false});
     adapters(l, d, s, LoraTarget::Gate, LoraTarget::Up, false);
+    linear_backward(l, d, d.C, 2 * s.I, {.weight = !lora, .convert = false, .onto = lora});
     rmsnorm_backward(l, d, s, true);
 }
 
 void llama_attention_backward(Ledger& l, const Dims& d, const LlamaShape& s, bool first_block) {
-    linear_backward(l, d, d.C, d.C, {.weight = s.trains_base(), .convert = false});
+    const bool lora = !s.trains_base();
     adapters(l, d, s, LoraTarget::O, LoraTarget::O, false);
+    linear_backward(l, d, d.C, d.C, {.weight = !lora, .convert = false, .onto = lora});
     attention_backward(l, d, l.in());
     rope(l, "rope_bwd", d, s);
-    linear_backward(l, d, d.C, d.W, {.weight = s.trains_base()});
+    if (l.half()) l.to_half("rope_bwd", d.N * d.W);
     adapters(l, d, s, LoraTarget::Q, LoraTarget::V, false);
+    linear_backward(l, d, d.C, d.W, {.weight = !lora, .convert = false, .onto = lora});
     rmsnorm_backward(l, d, s, !first_block);
 }
 

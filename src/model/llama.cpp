@@ -613,9 +613,13 @@ void Llama::attention_backward_layer(int64_t l, const float* residual, WeightGra
                   cfg_.head_size());
     if (precision_ == Precision::Bf16) to_bf16(acts_.dout_h, acts_.dqkv, N * W);  // the adapters read it so too
     lap("rope_bwd");
-    adapted = adapters_backward(l, LoraTarget::Q, LoraTarget::V, acts_.dln, acts_.dqkv, acts_.dout_h, a.ln1, a.ln1_h);
-    linear_backward(acts_.dln, dw.qkv, fp32_dout(acts_.dqkv), a.ln1, a.ln1_h, w.qkv, wh.qkv, N, C, W, mode, adapted);
-    norm_backward(dw.input_norm, residual, w.input_norm, a.ln1_rstd, l > 0);
+    // Under LoRA the embedding is frozen: nothing reads the first block's input gradient.
+    const bool input_grad = l > 0 || !lora_.enabled();
+    float* dln = input_grad ? acts_.dln : nullptr;
+    adapted = adapters_backward(l, LoraTarget::Q, LoraTarget::V, dln, acts_.dqkv, acts_.dout_h, a.ln1, a.ln1_h);
+    if (dln == nullptr && dw.qkv == nullptr) return;
+    linear_backward(dln, dw.qkv, fp32_dout(acts_.dqkv), a.ln1, a.ln1_h, w.qkv, wh.qkv, N, C, W, mode, adapted);
+    if (input_grad) norm_backward(dw.input_norm, residual, w.input_norm, a.ln1_rstd, l > 0);
 }
 
 void Llama::backward_body(WeightGrad mode) {

@@ -407,7 +407,10 @@ void llama_attention_backward(Ledger& l, const Dims& d, const LlamaShape& s, boo
     attention_backward(l, d, l.in());
     rope(l, "rope_bwd", d, s);
     if (l.half()) l.to_half("rope_bwd", d.N * d.W);
-    adapters(l, d, s, LoraTarget::Q, LoraTarget::V, false);
+    // Under LoRA the embedding is frozen: the first block's input gradient is not taken.
+    const bool input_grad = !(first_block && lora);
+    adapters(l, d, s, LoraTarget::Q, LoraTarget::V, false, input_grad);
+    if (!input_grad) return;
     linear_backward(l, d, d.C, d.W, {.weight = !lora, .convert = false, .onto = lora});
     rmsnorm_backward(l, d, s, !first_block);
 }

@@ -82,7 +82,7 @@ struct LinearGrad {
     bool convert = true;  // in mixed precision dout arrives in fp32 and is copied to bf16 here
                           // (with the bias sums); else the kernel before wrote the copy (and
                           // the sums)
-    bool onto = false;    // dinp added to what LoRA's adapters wrote there
+    bool onto = false;    // dinp added to what LoRA's adapters wrote there (the layer has some)
 };
 
 // dinp = dout·Wᵀ written; dW = inpᵀ·dout overwritten (a step of one micro-batch); the bias's
@@ -304,15 +304,15 @@ void swiglu_backward(Ledger& l, const Dims& d, const LlamaShape& s) {
 // The adapters of rank r on targets first..last of a block (model/lora.h's group: one input
 // in → each its slice `out` of the layer's output): forward us = x·Aᵀ for all, scaled, then
 // y += u·Bᵀ each; backward, each dB += dyᵀ·u and du = dy·B, then for all, scaled, dA += duᵀ·x
-// and dx = du·A, written (input_grad: the input's gradient is wanted).
-void adapters(Ledger& l, const Dims& d, const LlamaShape& s, LoraTarget first, LoraTarget last, bool forward,
+// and dx = du·A, written (input_grad: the input's gradient is wanted). Whether there are any.
+bool adapters(Ledger& l, const Dims& d, const LlamaShape& s, LoraTarget first, LoraTarget last, bool forward,
               bool input_grad = true) {
     const std::array<double, kLoraTargets> in = {d.C, d.C, d.C, d.C, d.C, d.C, s.I};
     const std::array<double, kLoraTargets> out = {d.C, s.KV, s.KV, d.C, s.I, s.I, d.C};
     const double r = s.rank;
     double gr = 0;
     for (int t = static_cast<int>(first); t <= static_cast<int>(last); t++) gr += s.rank > 0 && s.targets[t] ? r : 0;
-    if (gr == 0) return;
+    if (gr == 0) return false;
     const double x = in[static_cast<int>(first)];
     const char* f = forward ? "lora_fwd" : "lora_bwd";
     if (forward) {
@@ -326,11 +326,12 @@ void adapters(Ledger& l, const Dims& d, const LlamaShape& s, LoraTarget first, L
         if (!forward) l.gemm(f, out[t], r, d.N, true);
         if (!forward) l.gemm(f, d.N, r, out[t], false);
     }
-    if (forward) return;
+    if (forward) return true;
     elementwise(l, f, d.N * gr, 0, 1, 1, 0);
     if (l.half()) l.to_half(f, d.N * gr);
     l.gemm(f, gr, x, d.N, true);
     if (input_grad) l.gemm(f, d.N, x, gr, false);
+    return true;
 }
 
 // res2 = residual + o_proj(attention(rope(qkv(ln1)))), then the post-attention norm
@@ -392,26 +393,26 @@ void llama_recompute(Ledger& l, const Dims& d, const LlamaShape& s, Recompute r)
 // left it: in mixed precision already in bf16.
 void llama_mlp_backward(Ledger& l, const Dims& d, const LlamaShape& s) {
     const bool lora = !s.trains_base();
-    adapters(l, d, s, LoraTarget::Down, LoraTarget::Down, false);
-    linear_backward(l, d, s.I, d.C, {.weight = !lora, .convert = false, .onto = lora});
+    bool adapted = adapters(l, d, s, LoraTarget::Down, LoraTarget::Down, false);
+    linear_backward(l, d, s.I, d.C, {.weight = !lora, .convert = false, .onto = adapted});
     swiglu_backward(l, d, s);
-    adapters(l, d, s, LoraTarget::Gate, LoraTarget::Up, false);
-    linear_backward(l, d, d.C, 2 * s.I, {.weight = !lora, .convert = false, .onto = lora});
+    adapted = adapters(l, d, s, LoraTarget::Gate, LoraTarget::Up, false);
+    linear_backward(l, d, d.C, 2 * s.I, {.weight = !lora, .convert = false, .onto = adapted});
     rmsnorm_backward(l, d, s, true);
 }
 
 void llama_attention_backward(Ledger& l, const Dims& d, const LlamaShape& s, bool first_block) {
     const bool lora = !s.trains_base();
-    adapters(l, d, s, LoraTarget::O, LoraTarget::O, false);
-    linear_backward(l, d, d.C, d.C, {.weight = !lora, .convert = false, .onto = lora});
+    bool adapted = adapters(l, d, s, LoraTarget::O, LoraTarget::O, false);
+    linear_backward(l, d, d.C, d.C, {.weight = !lora, .convert = false, .onto = adapted});
     attention_backward(l, d, l.in());
     rope(l, "rope_bwd", d, s);
     if (l.half()) l.to_half("rope_bwd", d.N * d.W);
     // Under LoRA the embedding is frozen: the first block's input gradient is not taken.
     const bool input_grad = !(first_block && lora);
-    adapters(l, d, s, LoraTarget::Q, LoraTarget::V, false, input_grad);
+    adapted = adapters(l, d, s, LoraTarget::Q, LoraTarget::V, false, input_grad);
     if (!input_grad) return;
-    linear_backward(l, d, d.C, d.W, {.weight = !lora, .convert = false, .onto = lora});
+    linear_backward(l, d, d.C, d.W, {.weight = !lora, .convert = false, .onto = adapted});
     rmsnorm_backward(l, d, s, !first_block);
 }
 

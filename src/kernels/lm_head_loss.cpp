@@ -84,16 +84,23 @@ void chunk_logits(backend::Gemm& gemm, const LmHeadLossShape& s, int64_t c0, int
 // Writes g(j) for j in [0, n) as In to drow, which may lie over the fp32 row that g reads
 // (the one pass's bf16 dlogits in place: a row's n values at the start of its own floats).
 // Each piece goes through a local buffer, so its copy lands only on floats already read.
+// Returns the sum of the g(j), taken in fp32 before rounding.
 template <class In, class G>
-void store_row(In* drow, int64_t n, G&& g) {
+float store_row(In* drow, int64_t n, G&& g) {
     constexpr int64_t kPiece = 512;
     In piece[kPiece];
+    float sum = 0.0f;
     for (int64_t j0 = 0; j0 < n; j0 += kPiece) {
         const int64_t m = std::min(kPiece, n - j0);
-#pragma omp simd
-        for (int64_t j = 0; j < m; j++) piece[j] = float_to<In>(g(j0 + j));
+#pragma omp simd reduction(+ : sum)
+        for (int64_t j = 0; j < m; j++) {
+            const float v = g(j0 + j);
+            piece[j] = float_to<In>(v);
+            sum += v;
+        }
         std::memcpy(drow + j0, piece, sizeof(In) * static_cast<size_t>(m));
     }
+    return sum;
 }
 
 // One row's dlogits over vocabulary columns [c0, c0 + nc): (softmax − one-hot(t)) · dloss,
@@ -235,6 +242,68 @@ void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float*
                            bool accumulate, const In* x, const In* wte, const float* bias, const float* lse,
                            const int32_t* targets, float dloss, float* logits_chunk, In* dlogits_chunk);
 
+namespace {
+
+// A frozen head's training pass (lm_head_loss_train): each vocabulary chunk's logits, then
+// their exponentials against each row's running maximum (over the logits, ld 2 · chunk in
+// bf16), multiplied into dx at once. A row whose maximum grows has its sum and its dx rescaled
+// first; at the end dx is divided by the row's sum and the target's −wte[t] added in fp32.
+template <class In>
+void frozen_head_loss(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx,
+                      const In* x, const In* wte, const int32_t* targets, float dloss, float* logits_chunk,
+                      float* target_logit, float* row_max) {
+    check_blocks(s.chunk, "chunk");
+    // Running per row: the maximum (in lse), the sum of exp(logit − maximum) (in losses).
+    std::fill_n(lse, s.N, -std::numeric_limits<float>::infinity());
+    std::fill_n(losses, s.N, 0.0f);
+    std::fill_n(target_logit, s.N, 0.0f);
+    const int64_t ld = std::is_same_v<In, float> ? s.chunk : 2 * s.chunk;
+    In* exps = reinterpret_cast<In*>(logits_chunk);
+    for (int64_t c0 = 0; c0 < s.V; c0 += s.chunk) {
+        const int64_t nc = std::min(s.V, c0 + s.chunk) - c0;
+        run(gemm, {.M = s.N, .N = nc, .K = s.C, .trans_b = true, .ldc = s.chunk}, x, wte + c0 * s.C, logits_chunk);
+#pragma omp parallel for schedule(static)
+        for (int64_t n = 0; n < s.N; n++) {
+            const float* row = logits_chunk + n * s.chunk;
+            float block_max = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : block_max)
+            for (int64_t j = 0; j < nc; j++) block_max = row[j] > block_max ? row[j] : block_max;
+            const float m = std::max(lse[n], block_max);
+            if (m > lse[n] && c0 > 0) {
+                const float shrink = fast_exp(lse[n] - m);
+                losses[n] *= shrink;
+                float* d = dx + n * s.C;
+#pragma omp simd
+                for (int64_t c = 0; c < s.C; c++) d[c] *= shrink;
+            }
+            lse[n] = m;
+            const int64_t t = targets[n];
+            if (t >= c0 && t < c0 + nc) target_logit[n] = row[t - c0];
+            losses[n] += store_row(exps + n * ld, nc, [&](int64_t j) { return fast_exp(row[j] - m); });
+        }
+        run(gemm, {.M = s.N, .N = s.C, .K = nc, .lda = ld, .accumulate = c0 > 0}, exps, wte + c0 * s.C, dx);
+    }
+    if (row_max != nullptr) std::copy_n(lse, s.N, row_max);
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < s.N; n++) {
+        const int64_t t = targets[n];
+        const float sum = losses[n];
+        lse[n] += std::log(sum);
+        losses[n] = t == kIgnoreIndex ? 0.0f : lse[n] - target_logit[n];
+        float* d = dx + n * s.C;
+        if (t == kIgnoreIndex) {
+            std::fill_n(d, s.C, 0.0f);
+            continue;
+        }
+        const float scale = dloss / sum;
+        const In* wt = wte + t * s.C;
+#pragma omp simd
+        for (int64_t c = 0; c < s.C; c++) d[c] = d[c] * scale - dloss * to_float(wt[c]);
+    }
+}
+
+}  // namespace
+
 template <class In>
 void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx,
                         GradOut dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,
@@ -242,6 +311,10 @@ void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* lo
                         float* target_logit, float* row_max, const SoftTargets* soft) {
     // This level's own forward and backward (kernels/dispatch.cpp would take the long way).
     namespace level = LMFORGE_ISA_NAMESPACE;
+    if (!dwte && dbias == nullptr && soft == nullptr) {
+        frozen_head_loss(gemm, s, losses, lse, dx, x, wte, targets, dloss, logits_block, target_logit, row_max);
+        return;
+    }
     // A frozen head (dwte null) has no weight-gradient GEMM to make the one pass lose.
     const bool one_pass = level::lm_head_one_pass(gemm, !std::is_same_v<In, float>) || !dwte;
     if (!one_pass && soft == nullptr) {

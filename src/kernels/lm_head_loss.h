@@ -60,8 +60,7 @@ int64_t lm_head_rows(int64_t N, int64_t V);
 
 // Whether lm_head_loss_train takes its one pass with this GEMM (else the chunked passes: bf16
 // inputs where the GEMM multiplies on AMX tiles, as that measured faster). A frozen head
-// (dwte null) always takes it: without the weight gradient it is the chunked passes less their
-// second logits GEMM.
+// (dwte null) takes neither: it streams the vocabulary (lm_head_loss_train).
 bool lm_head_one_pass(const backend::Gemm& gemm, bool bf16_inputs);
 
 // The scratch the head needs for N rows, in floats for the logits and in elements of the
@@ -79,15 +78,19 @@ int64_t lm_head_dlogits_scratch(int64_t N, int64_t V, bool one_pass, bool bias);
 // block is multiplied, and the block's dlogits feed both gradient GEMMs at once. That saves
 // the logits GEMM that lm_head_loss_backward repeats (a quarter of the head's work) for
 // s.rows · V floats of scratch instead of N · chunk. Writes what forward writes (losses, lse,
-// target_logit, row_max if not null) and what backward writes (dx =, dwte and dbias = or +=;
-// dwte null: a frozen head, LoRA's, skips its GEMM).
+// target_logit, row_max if not null) and what backward writes (dx =, dwte and dbias = or +=).
 // logits_block: s.rows · V floats; dlogits_block: as many In, which in fp32 may be
 // logits_block itself; in mixed precision without a bias the one pass leaves it unused and
 // writes the dlogits over the logits (lm_head_dlogits_scratch). Where lm_head_one_pass is
 // false it is lm_head_loss_forward then lm_head_loss_backward instead, on s.N · s.chunk of
-// each (lm_head_scratch). With soft
-// targets it always takes the one pass, as a row's soft term needs all its logits at once;
-// where the chunked passes are the rule, in blocks of as many rows as their scratch holds.
+// each (lm_head_scratch). With soft targets it always takes the one pass, as a row's soft term
+// needs all its logits at once; where the chunked passes are the rule, in blocks of as many
+// rows as their scratch holds.
+// A frozen head (dwte null: LoRA's) without a bias or soft targets streams the vocabulary
+// instead, in chunks of s.chunk columns over all rows: each chunk's exponentials are multiplied
+// into dx at once, rescaled as a row's maximum grows (as attention's softmax does), and divided
+// by the row's sum at the end. The one pass's two GEMMs on s.N · s.chunk floats of logits_block
+// (the exponentials over their own logits; dlogits_block unused).
 template <class In>
 void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* losses, float* lse, float* dx,
                         GradOut dwte, float* dbias, bool accumulate, const In* x, const In* wte, const float* bias,

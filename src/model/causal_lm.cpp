@@ -17,13 +17,13 @@ namespace {
 
 // Calls fn(numel, slot) for every buffer of the heads (numel 0 leaves it null).
 template <class Fn>
-void visit_head_acts(const HeadDims& d, int64_t B, int64_t T, Precision precision, bool one_pass, HeadActs& a,
+void visit_head_acts(const HeadDims& d, int64_t B, int64_t T, Precision precision, bool row_block, HeadActs& a,
                      Fn&& fn) {
     const int64_t N = B * T, C = d.C, L = d.L;
     const int64_t h = precision == Precision::Bf16 ? 1 : 0, f = 1 - h;
-    // One vocabulary chunk of all rows (forward, backward), and one block of rows with all the
-    // vocabulary if training takes the one pass (lm_head_loss.h).
-    const int64_t scratch = L > 0 ? 0 : lm_head_scratch(N, d.V, one_pass);
+    // One vocabulary chunk of all rows (forward, backward, a frozen head's training), and one
+    // block of rows with all the vocabulary if training takes the one pass (lm_head_loss.h).
+    const int64_t scratch = L > 0 ? 0 : lm_head_scratch(N, d.V, row_block);
     const int64_t lm = L > 0 ? 0 : 1;
     fn(scratch, a.logits_chunk);
     fn(N, a.losses);
@@ -42,15 +42,15 @@ void visit_head_acts(const HeadDims& d, int64_t B, int64_t T, Precision precisio
     fn(L > 0 ? B * C : 0, a.pooled_grad);
     fn(B * L, a.class_logits);
     fn(L > 0 ? B : 0, a.class_losses);
-    fn(h * (L > 0 ? 0 : lm_head_dlogits_scratch(N, d.V, one_pass, false)), a.dlogits_chunk_h);
+    fn(h * (L > 0 ? 0 : lm_head_dlogits_scratch(N, d.V, row_block, false)), a.dlogits_chunk_h);
 }
 
 }  // namespace
 
-size_t causal_head_bytes(const HeadDims& d, int64_t B, int64_t T, Precision precision, bool one_pass) {
+size_t causal_head_bytes(const HeadDims& d, int64_t B, int64_t T, Precision precision, bool row_block) {
     HeadActs acts;
     size_t bytes = 0;
-    visit_head_acts(d, B, T, precision, one_pass, acts, [&](int64_t n, auto*& slot) {
+    visit_head_acts(d, B, T, precision, row_block, acts, [&](int64_t n, auto*& slot) {
         bytes += n > 0 ? Arena::bytes_for(n * sizeof(*slot)) : 0;
     });
     return bytes;
@@ -68,10 +68,11 @@ void CausalLm::plan(int64_t B, int64_t T) {
     }
     if (B == B_ && T == T_) return;
     plan_body(B, T);
-    const size_t bytes = causal_head_bytes(dims_, B, T, precision_, head_one_pass());
+    const bool row_block = head_one_pass() && !head_frozen();  // a frozen head streams its vocabulary
+    const size_t bytes = causal_head_bytes(dims_, B, T, precision_, row_block);
     head_arena_.replan(bytes);
     head_ = {};
-    visit_head_acts(dims_, B, T, precision_, head_one_pass(), head_, [&](int64_t n, auto*& slot) {
+    visit_head_acts(dims_, B, T, precision_, row_block, head_, [&](int64_t n, auto*& slot) {
         using T_ = std::remove_reference_t<decltype(*slot)>;
         slot = n > 0 ? head_arena_.alloc<T_>(n) : nullptr;
     });

@@ -60,8 +60,9 @@ struct HeadDims {
     int64_t C = 0, V = 0, Vp = 0, L = 0;
 };
 
-// The bytes a model's heads plan for (B, T).
-size_t causal_head_bytes(const HeadDims& d, int64_t B, int64_t T, Precision precision, bool one_pass);
+// The bytes a model's heads plan for (B, T); row_block: with the scratch of training's one pass
+// (kernels::lm_head_scratch).
+size_t causal_head_bytes(const HeadDims& d, int64_t B, int64_t T, Precision precision, bool row_block);
 
 class CausalLm : public Model {
 public:
@@ -76,8 +77,8 @@ public:
     int64_t batch() const { return B_; }
     int64_t seq_len() const { return T_; }
     size_t activation_bytes() const override { return body_bytes() + head_arena_.capacity(); }
-    // Whether training's LM head takes its one pass here (kernels::lm_head_one_pass; always
-    // where the head is frozen).
+    // Whether training's LM head multiplies its logits once: in its one pass
+    // (kernels::lm_head_one_pass), or streaming the vocabulary where the head is frozen.
     bool head_one_pass() const {
         return kernels::lm_head_one_pass(gemm_, precision_ == Precision::Bf16) || head_frozen();
     }

@@ -225,18 +225,75 @@ TEST_P(LmHeadLossTwin, TrainInOnePassEqualsUnfused) {
                         if (with_bias) {
                             EXPECT_TRUE(close(dbias, want_dbias, kTwinRtol, half ? 1e-7 : kTwinAtol)) << where;
                         }
-                        if (!half || with_bias || accumulate) continue;
-                        // A frozen head (LoRA's) takes the one pass with every GEMM, its bf16
-                        // dlogits over its own logits.
-                        std::fill(dx.begin(), dx.end(), kNaN);
-                        kernels::lm_head_loss_train(*gemm, s, losses.data(), lse.data(), dx.data(), nullptr, nullptr,
-                                                    false, x_h.data(), wte_h.data(), nullptr, in.targets.data(), kDloss,
-                                                    logits.data(), static_cast<bf16*>(nullptr), target_logit.data());
-                        EXPECT_TRUE(close(losses, want.losses, kTwinRtol, kTwinAtol)) << where << ", frozen";
                         EXPECT_TRUE(close(dx, want.dx, grad_tol, grad_tol * max_abs(std::span<const double>(want.dx))))
                             << where << ", frozen";
                     }
                 }
+            }
+        }
+    }
+}
+
+// The column of each row's largest logit (no bias).
+std::vector<int64_t> argmax_columns(const Case& c, const std::vector<float>& x, const std::vector<float>& wte) {
+    std::vector<int64_t> columns(c.N, 0);
+    for (int64_t n = 0; n < c.N; n++) {
+        double best = -std::numeric_limits<double>::infinity();
+        for (int64_t v = 0; v < c.V; v++) {
+            double logit = 0;
+            for (int64_t k = 0; k < c.C; k++) logit += double{x[n * c.C + k]} * wte[v * c.C + k];
+            if (logit > best) best = logit, columns[n] = v;
+        }
+    }
+    return columns;
+}
+
+// A frozen head (LoRA's: no weight gradient, no bias) streams the vocabulary through scratch of
+// exactly N · chunk floats, rescaling a row's running sum and dx as its maximum grows: the
+// twin's loss, log-sum-exp, row maxima, target logits and dx, in fp32 and in bf16, for chunks
+// that divide the vocabulary, leave a remainder or hold it all.
+TEST_P(LmHeadLossTwin, FrozenHeadStreamsTheVocabulary) {
+    auto gemm = backend::make_gemm(GetParam());
+    for (const bool half : {false, true}) {
+        for (const Case& c : kCases) {
+            const Inputs in(c, 11);
+            const auto [x_h, x_r] = round_to_bf16(in.x);
+            const auto [wte_h, wte_r] = round_to_bf16(in.wte);
+            const Expected want(c, half ? x_r : convert<double>(in.x), half ? wte_r : convert<double>(in.wte),
+                                nullptr, in.targets, kDloss);
+            const auto maxima_at = argmax_columns(c, in.x, in.wte);
+            const double grad_tol = half ? 8e-3 : kTwinRtol;
+            for (const int64_t chunk : {int64_t{32}, int64_t{100}, c.V}) {
+                const auto where = ::testing::Message() << c.V << " by " << chunk << (half ? ", bf16" : "");
+                // The rescaling is tested only if some row's maximum lies past its first chunk.
+                if (c.N > 1 && chunk == 32) {
+                    EXPECT_TRUE(std::any_of(maxima_at.begin(), maxima_at.end(), [&](int64_t v) { return v >= chunk; }))
+                        << where;
+                }
+                const kernels::LmHeadLossShape s{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = chunk, .rows = 1};
+                std::vector<float> losses(c.N, kNaN), lse(c.N, kNaN), target_logit(c.N, kNaN), row_max(c.N, kNaN),
+                    logits(c.N * chunk), dx(c.N * c.C, kNaN);
+                if (half) {
+                    kernels::lm_head_loss_train(*gemm, s, losses.data(), lse.data(), dx.data(), kernels::GradOut(),
+                                                nullptr, false, x_h.data(), wte_h.data(), nullptr, in.targets.data(),
+                                                kDloss, logits.data(), static_cast<bf16*>(nullptr),
+                                                target_logit.data(), row_max.data());
+                } else {
+                    kernels::lm_head_loss_train(*gemm, s, losses.data(), lse.data(), dx.data(), kernels::GradOut(),
+                                                nullptr, false, in.x.data(), in.wte.data(), nullptr,
+                                                in.targets.data(), kDloss, logits.data(), static_cast<float*>(nullptr),
+                                                target_logit.data(), row_max.data());
+                }
+                EXPECT_TRUE(close(losses, want.losses, kTwinRtol, kTwinAtol)) << where;
+                EXPECT_TRUE(close(lse, want.lse, kTwinRtol, kTwinAtol)) << where;
+                EXPECT_TRUE(close(row_max, want.row_max, kTwinRtol, kTwinAtol)) << where;
+                for (int64_t n = 0; n < c.N; n++) {
+                    const int64_t t = in.targets[n];
+                    const double logit = t == kernels::kIgnoreIndex ? 0.0 : want.lse[n] - want.losses[n];
+                    EXPECT_NEAR(target_logit[n], logit, kTwinRtol * std::abs(logit) + kTwinAtol) << where << ", row " << n;
+                }
+                EXPECT_TRUE(close(dx, want.dx, grad_tol, grad_tol * max_abs(std::span<const double>(want.dx))))
+                    << where;
             }
         }
     }

@@ -234,6 +234,32 @@ BENCHMARK(BM_LmHeadLossForward)->ArgName("bf16")->Arg(0)->Arg(1)->Unit(benchmark
 BENCHMARK(BM_LmHeadLossBackward)->ArgName("bf16")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseManualTime();
 BENCHMARK(BM_LmHeadLossTrain)->ArgName("bf16")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseManualTime();
 
+// A frozen LM head's training pass (LoRA's), Llama 3.2 1B's: N = 512, C = 2048, V = 128256,
+// bf16; it streams the vocabulary in chunks of the arg's columns (0: lmforge's chunk).
+// Useful FLOPs: 4·N·C·V (logits and dx).
+void BM_LmHeadLossFrozen(benchmark::State& state) {
+    const int64_t N = 512, C = 2048, V = 128256;
+    const auto x = to_half(random_buffer(N * C, 5)), wte = to_half(random_buffer(V * C, 6, 0.1f));
+    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    std::vector<int32_t> targets(N);
+    Rng rng(7);
+    for (auto& t : targets) t = static_cast<int32_t>(rng.below(V));
+    const int64_t chunk = state.range(0) > 0 ? state.range(0) : kernels::lm_head_chunk(N, V);
+    const kernels::LmHeadLossShape s{.N = N, .C = C, .V = V, .Vp = V, .chunk = chunk, .rows = N};
+    AlignedBuffer<float> losses(N), lse(N), logits(N * chunk), dx(N * C), target_logit(N);
+    double seconds = 0;
+    for (auto _ : state) {
+        timed(state, seconds, [&] {
+            kernels::lm_head_loss_train(*gemm, s, losses.data(), lse.data(), dx.data(), kernels::GradOut(), nullptr, false,
+                                        x.data(), wte.data(), nullptr, targets.data(), 1.0f / N, logits.data(),
+                                        static_cast<bf16*>(nullptr), target_logit.data());
+        });
+    }
+    report_flops(state, seconds, 4.0 * N * C * V, Precision::Bf16);
+}
+BENCHMARK(BM_LmHeadLossFrozen)->ArgName("chunk")->Arg(0)->Arg(2048)->Arg(8192)->Arg(16384)
+    ->Unit(benchmark::kMillisecond)->UseManualTime();
+
 // ---- memory-bound --------------------------------------------------------------------------
 
 constexpr int64_t kRows = 4096, kWidth = 384;  // config C's activations: (B·T, C)

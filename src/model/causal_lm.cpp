@@ -221,6 +221,10 @@ LossSum CausalLm::lm_head(const int32_t* targets, const float* grad_scale, Weigh
     const int64_t N = B_ * T_, C = dims_.C;
     const int64_t M = gather_head_rows(targets);
     check_soft_targets(soft, M);
+    // A frozen head's scratch holds one vocabulary chunk (it streams); a soft term needs whole rows.
+    if (soft != nullptr && grad_scale != nullptr && head_frozen()) {
+        throw Error("a frozen LM head takes no soft targets");
+    }
     std::fill_n(head_.losses, N, 0.0f);
     if (M == 0) {  // nothing to learn from: no gradient reaches the body
         if (grad_scale != nullptr) zero(head_io().dx, N * C);

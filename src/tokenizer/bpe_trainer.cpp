@@ -33,6 +33,117 @@ std::unordered_map<std::string, int64_t> count_words(const std::vector<std::stri
     return all;
 }
 
+// The distinct words of two bytes or more as byte symbols (0..255), with their counts, in
+// byte order: the hash map's order would make runs differ.
+struct Words {
+    std::vector<std::vector<int32_t>> symbols;
+    std::vector<int64_t> freq;
+};
+
+Words distinct_words(const std::vector<std::string_view>& texts) {
+    std::vector<std::pair<std::string, int64_t>> counted;
+    for (auto& [w, c] : count_words(texts)) {
+        if (w.size() >= 2) counted.emplace_back(w, c);  // a single byte has no pair to merge
+    }
+    std::sort(counted.begin(), counted.end());  // strings compare as unsigned bytes, as symbols do
+    Words words;
+    for (const auto& [w, c] : counted) {
+        words.symbols.emplace_back(w.begin(), w.end());
+        for (auto& s : words.symbols.back()) s = static_cast<uint8_t>(s);
+        words.freq.push_back(c);
+    }
+    return words;
+}
+
+// symbols with each adjacent (a, b), taken left to right, replaced by m.
+std::vector<int32_t> merged_symbols(const std::vector<int32_t>& symbols, int32_t a, int32_t b, int32_t m) {
+    std::vector<int32_t> merged;
+    for (size_t i = 0; i < symbols.size(); i++) {
+        if (i + 1 < symbols.size() && symbols[i] == a && symbols[i + 1] == b) {
+            merged.push_back(m);
+            i++;
+        } else {
+            merged.push_back(symbols[i]);
+        }
+    }
+    return merged;
+}
+
+// Every adjacent pair's count over the words, the words that hold it (the lists may go stale)
+// and a max-heap of (count, -pair) naming the next merge: the most frequent pair, ties to the
+// lowest ids. Heap entries go stale as counts change and are checked against the count when
+// popped.
+class PairIndex {
+public:
+    explicit PairIndex(Words& words) : words_(words) {
+        for (uint32_t w = 0; w < words_.symbols.size(); w++) add_pairs(w, +1);
+        for (const auto& [p, c] : count_) heap_.push({c, -static_cast<int64_t>(p)});
+    }
+
+    // The next pair to merge into p; false when no pair occurs twice.
+    bool next(Pair& p) {
+        while (!heap_.empty()) {
+            const auto [c, neg] = heap_.top();
+            heap_.pop();
+            const auto it = count_.find(static_cast<Pair>(-neg));
+            if (it == count_.end() || it->second != c) continue;  // stale
+            if (c < 2) return false;  // a pair seen once is no pattern
+            p = static_cast<Pair>(-neg);
+            return true;
+        }
+        return false;
+    }
+
+    // Replaces p = (a, b) by symbol m in every word that holds it, and recounts.
+    void merge(Pair p, int32_t m) {
+        const auto a = static_cast<int32_t>(p >> 32), b = static_cast<int32_t>(p & 0xffffffffu);
+        std::vector<uint32_t> ws = std::move(where_[p]);
+        where_.erase(p);
+        std::sort(ws.begin(), ws.end());
+        ws.erase(std::unique(ws.begin(), ws.end()), ws.end());
+        std::unordered_map<Pair, int64_t> touched;
+        for (const uint32_t w : ws) {
+            auto& s = words_.symbols[w];
+            bool has = false;
+            for (size_t i = 0; i + 1 < s.size() && !has; i++) has = s[i] == a && s[i + 1] == b;
+            if (!has) continue;
+            // Every pair of the old word changes count, not only those of the new one: a pair
+            // that the merge removes here but that other words still hold needs a fresh entry
+            // too, or its stale one is dropped and the pair is never merged.
+            for (size_t i = 0; i + 1 < s.size(); i++) touched[pair_of(s[i], s[i + 1])] = 0;
+            add_pairs(w, -1);
+            s = merged_symbols(s, a, b, m);
+            add_pairs(w, +1);
+            for (size_t i = 0; i + 1 < s.size(); i++) touched[pair_of(s[i], s[i + 1])] = 0;
+        }
+        count_.erase(p);
+        for (const auto& [q, unused] : touched) {
+            const auto cq = count_.find(q);
+            if (cq == count_.end()) continue;  // p itself
+            if (cq->second > 0) {
+                heap_.push({cq->second, -static_cast<int64_t>(q)});
+            } else {
+                count_.erase(cq);
+            }
+        }
+    }
+
+private:
+    void add_pairs(uint32_t w, int64_t sign) {
+        const auto& s = words_.symbols[w];
+        for (size_t i = 0; i + 1 < s.size(); i++) {
+            const Pair p = pair_of(s[i], s[i + 1]);
+            count_[p] += sign * words_.freq[w];
+            if (sign > 0) where_[p].push_back(w);
+        }
+    }
+
+    Words& words_;
+    std::unordered_map<Pair, int64_t> count_;
+    std::unordered_map<Pair, std::vector<uint32_t>> where_;
+    std::priority_queue<std::pair<int64_t, int64_t>> heap_;
+};
+
 }  // namespace
 
 std::unique_ptr<BpeTokenizer> train_bpe(const std::vector<std::string_view>& texts, int64_t vocab_size,
@@ -42,46 +153,8 @@ std::unique_ptr<BpeTokenizer> train_bpe(const std::vector<std::string_view>& tex
                                      vocab_size));
     }
     Timer timer;
-    std::vector<std::vector<int32_t>> words;  // symbols of each distinct word
-    std::vector<int64_t> freq;
-    for (auto& [w, c] : count_words(texts)) {
-        if (w.size() < 2) continue;  // a single byte has no pair to merge
-        words.emplace_back(w.begin(), w.end());
-        for (auto& s : words.back()) s = static_cast<uint8_t>(s);
-        freq.push_back(c);
-    }
-    // Word order must not depend on the hash map's: sort for a deterministic run.
-    std::vector<size_t> order(words.size());
-    for (size_t i = 0; i < order.size(); i++) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return words[a] < words[b]; });
-    {
-        std::vector<std::vector<int32_t>> w2;
-        std::vector<int64_t> f2;
-        for (size_t i : order) {
-            w2.push_back(std::move(words[i]));
-            f2.push_back(freq[i]);
-        }
-        words = std::move(w2);
-        freq = std::move(f2);
-    }
-
-    std::unordered_map<Pair, int64_t> count;
-    std::unordered_map<Pair, std::vector<uint32_t>> where;  // words that hold the pair (maybe stale)
-    const auto add_pairs = [&](uint32_t w, int64_t sign) {
-        const auto& s = words[w];
-        for (size_t i = 0; i + 1 < s.size(); i++) {
-            const Pair p = pair_of(s[i], s[i + 1]);
-            count[p] += sign * freq[w];
-            if (sign > 0) where[p].push_back(w);
-        }
-    };
-    for (uint32_t w = 0; w < words.size(); w++) add_pairs(w, +1);
-    // Max-heap of (count, -pair): the most frequent pair, ties to the lowest ids. Entries go
-    // stale as counts change and are checked against `count` when popped.
-    using Entry = std::pair<int64_t, int64_t>;
-    std::priority_queue<Entry> heap;
-    for (const auto& [p, c] : count) heap.push({c, -static_cast<int64_t>(p)});
-
+    Words words = distinct_words(texts);
+    PairIndex pairs(words);
     std::vector<std::string> token_bytes(256);
     std::unordered_map<std::string, int32_t> id_of;
     for (int b = 0; b < 256; b++) {
@@ -89,64 +162,21 @@ std::unique_ptr<BpeTokenizer> train_bpe(const std::vector<std::string_view>& tex
         id_of[token_bytes[b]] = b;
     }
     std::vector<std::pair<std::string, std::string>> merges;
-    while (static_cast<int64_t>(token_bytes.size()) < vocab_size - 1 && !heap.empty()) {
-        const auto [c, neg] = heap.top();
-        heap.pop();
-        const auto p = static_cast<Pair>(-neg);
-        const auto it = count.find(p);
-        if (it == count.end() || it->second != c) continue;  // stale
-        if (c < 2) break;  // a pair seen once is no pattern
+    Pair p = 0;
+    while (static_cast<int64_t>(token_bytes.size()) < vocab_size - 1 && pairs.next(p)) {
         const auto a = static_cast<int32_t>(p >> 32), b = static_cast<int32_t>(p & 0xffffffffu);
         // Two merges may spell the same bytes (ab+c, a+bc): the second reuses the token.
         const std::string joined = token_bytes[a] + token_bytes[b];
         const auto [at, fresh] = id_of.emplace(joined, static_cast<int32_t>(token_bytes.size()));
         if (fresh) token_bytes.push_back(joined);
-        const int32_t m = at->second;
         merges.emplace_back(token_bytes[a], token_bytes[b]);
-        std::vector<uint32_t> ws = std::move(where[p]);
-        where.erase(p);
-        std::sort(ws.begin(), ws.end());
-        ws.erase(std::unique(ws.begin(), ws.end()), ws.end());
-        std::unordered_map<Pair, int64_t> touched;
-        for (const uint32_t w : ws) {
-            auto& s = words[w];
-            bool has = false;
-            for (size_t i = 0; i + 1 < s.size() && !has; i++) has = s[i] == a && s[i + 1] == b;
-            if (!has) continue;
-            // Every pair of the old word changes count, not only those of the new one: a pair
-            // that the merge removes here but that other words still hold needs a fresh entry
-            // too, or its stale one is dropped and the pair is never merged.
-            for (size_t i = 0; i + 1 < s.size(); i++) touched[pair_of(s[i], s[i + 1])] = 0;
-            add_pairs(w, -1);
-            std::vector<int32_t> merged;
-            for (size_t i = 0; i < s.size(); i++) {
-                if (i + 1 < s.size() && s[i] == a && s[i + 1] == b) {
-                    merged.push_back(m);
-                    i++;
-                } else {
-                    merged.push_back(s[i]);
-                }
-            }
-            s = std::move(merged);
-            add_pairs(w, +1);
-            for (size_t i = 0; i + 1 < s.size(); i++) touched[pair_of(s[i], s[i + 1])] = 0;
-        }
-        count.erase(p);
-        for (const auto& [q, unused] : touched) {
-            const auto cq = count.find(q);
-            if (cq == count.end()) continue;  // p itself
-            if (cq->second > 0) {
-                heap.push({cq->second, -static_cast<int64_t>(q)});
-            } else {
-                count.erase(cq);
-            }
-        }
+        pairs.merge(p, at->second);
     }
     std::vector<std::pair<std::string, TokenId>> vocab;
     for (size_t id = 0; id < token_bytes.size(); id++) vocab.emplace_back(token_bytes[id], static_cast<TokenId>(id));
     std::map<std::string, TokenId> specials = {{kEndOfText, static_cast<TokenId>(token_bytes.size())}};
     if (report != nullptr) {
-        report->words = static_cast<int64_t>(words.size());
+        report->words = static_cast<int64_t>(words.symbols.size());
         report->merges = static_cast<int64_t>(merges.size());
         report->seconds = timer.seconds();
     }

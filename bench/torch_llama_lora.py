@@ -85,7 +85,8 @@ def max_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def main():
+def parse_args():
+    """The arguments, and the model's shape: the preset with the overrides, checked."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="llama-3.2-1b", choices=list(PRESETS))
     for k in ("layers", "heads", "kv-heads", "embd", "intermediate", "vocab"):
@@ -120,25 +121,17 @@ def main():
                  f"and heads into kv-heads {cfg['kv_heads']}")
     if args.seq > cfg["context"]:
         ap.error(f"--seq {args.seq} is longer than {args.model}'s context of {cfg['context']}")
+    return args, cfg
 
-    t_start = time.perf_counter()
-    import torch
-    import transformers
-    from transformers import AutoModelForCausalLM, LlamaConfig
-    peft = None
-    if args.lora > 0:
-        import peft
-    if args.compile and not hasattr(torch, "compile"):
-        raise SystemExit(f"torch {torch.__version__} has no torch.compile")
-    transformers.logging.set_verbosity_error()
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
 
+def build_model(args, cfg, torch, transformers):
+    """transformers' LlamaForCausalLM of shape cfg with random weights, in training mode, with
+    activation checkpointing if asked; returns it and its parameter count."""
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
     # transformers 5 takes rope_theta and the scaling in one rope_parameters dict.
     rope = dict(rope_type="llama3" if cfg["rope_scaling"] else "default", rope_theta=cfg["rope_theta"],
                 **(cfg["rope_scaling"] or {}))
-    config = LlamaConfig(
+    config = transformers.LlamaConfig(
         vocab_size=cfg["vocab"], hidden_size=cfg["embd"], intermediate_size=cfg["intermediate"],
         num_hidden_layers=cfg["layers"], num_attention_heads=cfg["heads"],
         num_key_value_heads=cfg["kv_heads"], max_position_embeddings=cfg["context"],
@@ -146,7 +139,7 @@ def main():
         tie_word_embeddings=cfg["tied"], attention_bias=False, mlp_bias=False, use_cache=False,
         hidden_act="silu", attn_implementation="sdpa")
     # Built in the target dtype directly: a bf16 model never has an fp32 copy in memory.
-    model = AutoModelForCausalLM.from_config(config, dtype=dtype)
+    model = transformers.AutoModelForCausalLM.from_config(config, dtype=dtype)
     model.train()
     params = sum(p.numel() for p in model.parameters())  # tied embeddings counted once
     if args.recompute:  # before peft wraps it, as peft's docs do
@@ -161,23 +154,22 @@ def main():
             # does this itself for input_ids models, peft's prepare step too: harmless twice.
             if args.lora > 0:
                 model.enable_input_require_grads()
+    return model, params
 
-    adapter_dtype = None
-    if args.lora > 0:
-        lora = peft.LoraConfig(r=args.lora, lora_alpha=2 * args.lora, lora_dropout=0.0,
-                               target_modules=LORA_TARGETS, bias="none", task_type="CAUSAL_LM")
-        with warnings.catch_warnings():  # peft asks is_gradient_checkpointing, deprecated in transformers 5
-            warnings.simplefilter("ignore", FutureWarning)
-            model = peft.get_peft_model(model, lora, autocast_adapter_dtype=args.adapter_dtype == "peft")
-        dtypes = {p.dtype for n, p in model.named_parameters() if "lora_" in n}
-        adapter_dtype = "+".join(sorted(str(d).replace("torch.", "") for d in dtypes))
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    n_trainable = sum(p.numel() for p in trainable)
-    opt = torch.optim.AdamW(trainable, lr=args.lr)
-    fwd = torch.compile(model) if args.compile else model
-    build_s = time.perf_counter() - t_start
-    rss_build = max_rss_mb()
 
+def add_adapters(args, model, peft):
+    """The model with peft's LoRA adapters on LORA_TARGETS, and the adapters' dtypes."""
+    lora = peft.LoraConfig(r=args.lora, lora_alpha=2 * args.lora, lora_dropout=0.0,
+                           target_modules=LORA_TARGETS, bias="none", task_type="CAUSAL_LM")
+    with warnings.catch_warnings():  # peft asks is_gradient_checkpointing, deprecated in transformers 5
+        warnings.simplefilter("ignore", FutureWarning)
+        model = peft.get_peft_model(model, lora, autocast_adapter_dtype=args.adapter_dtype == "peft")
+    dtypes = {p.dtype for n, p in model.named_parameters() if "lora_" in n}
+    return model, "+".join(sorted(str(d).replace("torch.", "") for d in dtypes))
+
+
+def time_steps(args, cfg, torch, fwd, opt, trainable):
+    """Runs the warm-up and timed steps on random ids: the timed steps' seconds, every loss."""
     def step(ids):
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
@@ -197,35 +189,66 @@ def main():
         losses.append(loss)
         if i >= args.warmup:
             times.append(dt)
+    return times, losses
 
-    med = statistics.median(times)
-    tok_s = args.batch * args.seq / med
-    rss = max_rss_mb()
-    precision = args.dtype + ("+autocast" if args.autocast else "")
-    out = dict(
-        impl="pytorch", model=args.model, layers=cfg["layers"], heads=cfg["heads"], kv_heads=cfg["kv_heads"],
-        embd=cfg["embd"], intermediate=cfg["intermediate"], vocab=cfg["vocab"], tied=cfg["tied"],
-        batch=args.batch, seq=args.seq, mode="lora" if args.lora > 0 else "full", lora_rank=args.lora,
-        lora_alpha=2 * args.lora, lora_targets=LORA_TARGETS if args.lora > 0 else [],
-        adapter_dtype=adapter_dtype, dtype=args.dtype, autocast=args.autocast, precision=precision,
-        recompute="block" if args.recompute else "none", compile=args.compile,
-        threads=torch.get_num_threads(), params=params, trainable_params=n_trainable,
-        steps=args.steps, warmup=args.warmup, step_ms_median=med * 1e3, step_ms_min=min(times) * 1e3,
-        step_ms_max=max(times) * 1e3, tokens_per_s=tok_s, loss_first=losses[0], loss_last=losses[-1],
-        max_rss_mb=rss, max_rss_build_mb=rss_build, build_s=build_s, lr=args.lr, clip=args.clip,
-        torch=torch.__version__, transformers=transformers.__version__,
-        peft=peft.__version__ if peft else None, python=sys.version.split()[0], cpu=cpu_model())
-    what = (f"LoRA r={args.lora} (adapters {adapter_dtype})" if args.lora > 0 else "full fine-tuning")
-    summary = (f"pytorch {args.model} {what}, {precision}, recompute {out['recompute']}"
+
+def report(args, out):
+    """Prints the JSON line (--json) and the one-line summary."""
+    what = (f"LoRA r={args.lora} (adapters {out['adapter_dtype']})" if args.lora > 0 else "full fine-tuning")
+    summary = (f"pytorch {args.model} {what}, {out['precision']}, recompute {out['recompute']}"
                f"{', compiled' if args.compile else ''}, B={args.batch} T={args.seq}, {out['threads']} threads: "
-               f"{med * 1e3:.1f} ms/step median, {tok_s:.1f} tokens/s, {rss:.0f} MiB peak RSS "
-               f"({rss_build:.0f} after build), {params:,} params ({n_trainable:,} trainable), "
-               f"loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+               f"{out['step_ms_median']:.1f} ms/step median, {out['tokens_per_s']:.1f} tokens/s, "
+               f"{out['max_rss_mb']:.0f} MiB peak RSS ({out['max_rss_build_mb']:.0f} after build), "
+               f"{out['params']:,} params ({out['trainable_params']:,} trainable), "
+               f"loss {out['loss_first']:.4f} -> {out['loss_last']:.4f}")
     if args.json:
         print(summary, file=sys.stderr)
         print(json.dumps(out), flush=True)
     else:
         print(summary)
+
+
+def main():
+    args, cfg = parse_args()
+    t_start = time.perf_counter()
+    import torch
+    import transformers
+    peft = None
+    if args.lora > 0:
+        import peft
+    if args.compile and not hasattr(torch, "compile"):
+        raise SystemExit(f"torch {torch.__version__} has no torch.compile")
+    transformers.logging.set_verbosity_error()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+
+    model, params = build_model(args, cfg, torch, transformers)
+    adapter_dtype = None
+    if args.lora > 0:
+        model, adapter_dtype = add_adapters(args, model, peft)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trainable, lr=args.lr)
+    fwd = torch.compile(model) if args.compile else model
+    build_s = time.perf_counter() - t_start
+    rss_build = max_rss_mb()
+
+    times, losses = time_steps(args, cfg, torch, fwd, opt, trainable)
+    med = statistics.median(times)
+    out = dict(
+        impl="pytorch", model=args.model, layers=cfg["layers"], heads=cfg["heads"], kv_heads=cfg["kv_heads"],
+        embd=cfg["embd"], intermediate=cfg["intermediate"], vocab=cfg["vocab"], tied=cfg["tied"],
+        batch=args.batch, seq=args.seq, mode="lora" if args.lora > 0 else "full", lora_rank=args.lora,
+        lora_alpha=2 * args.lora, lora_targets=LORA_TARGETS if args.lora > 0 else [],
+        adapter_dtype=adapter_dtype, dtype=args.dtype, autocast=args.autocast,
+        precision=args.dtype + ("+autocast" if args.autocast else ""),
+        recompute="block" if args.recompute else "none", compile=args.compile,
+        threads=torch.get_num_threads(), params=params, trainable_params=sum(p.numel() for p in trainable),
+        steps=args.steps, warmup=args.warmup, step_ms_median=med * 1e3, step_ms_min=min(times) * 1e3,
+        step_ms_max=max(times) * 1e3, tokens_per_s=args.batch * args.seq / med, loss_first=losses[0],
+        loss_last=losses[-1], max_rss_mb=max_rss_mb(), max_rss_build_mb=rss_build, build_s=build_s,
+        lr=args.lr, clip=args.clip, torch=torch.__version__, transformers=transformers.__version__,
+        peft=peft.__version__ if peft else None, python=sys.version.split()[0], cpu=cpu_model())
+    report(args, out)
 
 
 if __name__ == "__main__":

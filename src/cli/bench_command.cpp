@@ -139,64 +139,87 @@ Shape set_model(BenchOptions& opts, const BenchFlags& f) {
     return {m.n_layer, m.n_head, m.n_head, m.n_embd, m.vocab_size};
 }
 
-void run(const BenchFlags& f) {
+// What the flags ask for, with the model's shape and how the precision was chosen.
+struct BenchPlan {
     BenchOptions opts;
+    Shape shape{};
+    std::string why;
+};
+
+// Also sets the threads, and measures the peak on them unless --peak-gflops gives it.
+BenchPlan plan_bench(const BenchFlags& f) {
+    BenchPlan b;
+    BenchOptions& opts = b.opts;
     opts.model_name = f.model;
-    const Shape m = set_model(opts, f);
+    b.shape = set_model(opts, f);
     opts.batch = f.batch;
     opts.seq = f.seq;
     opts.steps = f.steps;
     opts.warmup = f.warmup;
     opts.gemm = backend::parse_gemm_kind(f.gemm);
-    std::string why;
-    opts.precision = resolve_precision(f.precision, why);
+    opts.precision = resolve_precision(f.precision, b.why);
     opts.recompute = parse_recompute(f.recompute);
     opts.moments = parse_moment_precision(f.moments, "--moments");
     opts.bf16_grads = f.grads == "bf16";
     opts.profile = f.profile;
     backend::set_threads(f.threads.value_or(backend::hardware_threads()), "--threads");
     opts.peak_gflops = f.peak_gflops.value_or(peak_gflops(opts.precision));  // on those threads
+    return b;
+}
 
-    BenchResult r = run_benchmark(opts);
-    if (!f.peak_gflops && r.utilisation > 1) {  // the peak was measured in a slow minute: again, as train does
-        opts.peak_gflops = remeasured_peak_gflops(opts.precision);
-        r.utilisation = r.model_gflops / opts.peak_gflops;
+const char* peak_name(const BenchFlags& f, Precision precision) {
+    return f.peak_gflops ? "--peak-gflops" : peak_unit(precision);
+}
+
+// One JSON line, with the fields of the PyTorch references (../shared/bench/torch_gpt2.py).
+void print_json(const BenchFlags& f, const BenchPlan& b, const BenchResult& r, double bandwidth) {
+    const BenchOptions& opts = b.opts;
+    const Shape& m = b.shape;
+    const nlohmann::json j = {
+        {"impl", "lmforge"}, {"precision", precision_name(opts.precision)}, {"gemm", f.gemm},
+        {"threads", r.threads}, {"model", f.model}, {"layers", m.layers},
+        {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"embd", m.embd}, {"vocab", m.vocab},
+        {"batch", opts.batch}, {"seq", opts.seq}, {"params", r.params},
+        {"mode", opts.lora_rank > 0 ? "lora" : "full"}, {"lora_rank", opts.lora_rank},
+        {"trainable_params", r.trainable}, {"frozen_mb", r.memory.frozen_mib},
+        {"weights_mb", r.memory.weights_mib}, {"gradients_mb", r.memory.gradients_mib},
+        {"moments_mb", r.memory.moments_mib}, {"planned_mb", r.memory.total_mib()},
+        {"step_ms_median", r.step_ms_median}, {"step_ms_min", r.step_ms_min},
+        {"step_ms_max", r.step_ms_max}, {"tokens_per_s", r.tokens_per_s},
+        {"model_gflops", r.model_gflops}, {"peak_gflops", opts.peak_gflops},
+        {"peak_unit", peak_name(f, opts.precision)}, {"peak_bandwidth_gbs", bandwidth},
+        {"util_peak", r.utilisation}, {"loss_first", r.loss_first},
+        {"loss_last", r.loss_last}, {"max_rss_mb", r.max_rss_mb},
+        {"activation_mb", r.activation_mb}, {"recompute", recompute_name(opts.recompute)},
+        {"moments", moment_precision_name(opts.moments)}, {"grads", f.grads},
+        {"activation_saved_mb", r.activation_saved_mb}, {"forward_backward_ms", r.forward_backward_ms},
+        {"optimizer_ms", r.optimizer_ms}, {"kernels", backend::isa_name(backend::active_isa())}};
+    fmt::print("{}\n", j.dump());
+}
+
+// Each kernel family's share of the step, then the roofline (--profile).
+void print_profile(const BenchResult& r, const MachineLimits& limits, Precision precision) {
+    fmt::print("profile    ms per step (mean of the timed steps, {:.1f} ms), by kernel family:\n", r.step_ms_mean);
+    size_t width = 0;
+    for (const auto& row : r.profile) width = std::max(width, row.first.size());
+    for (const auto& [name, ms] : r.profile) {
+        fmt::print("  {:<{}} {:8.1f}  {:5.1f}%\n", name, width, ms, 100.0 * ms / r.step_ms_mean);
     }
-    // Measured after the run, so that the triad's arrays (two of 128 MiB or more) are not in
-    // the peak RSS it reports, which run_benchmark has read.
-    const MachineLimits limits = opts.profile ? roofline_limits(r, opts) : MachineLimits{};
-    const double bandwidth = backend::measured_bandwidth_gbs();
-    if (f.json) {
-        const nlohmann::json j = {
-            {"impl", "lmforge"}, {"precision", precision_name(opts.precision)}, {"gemm", f.gemm},
-            {"threads", r.threads}, {"model", f.model}, {"layers", m.layers},
-            {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"embd", m.embd}, {"vocab", m.vocab},
-            {"batch", opts.batch}, {"seq", opts.seq}, {"params", r.params},
-            {"mode", opts.lora_rank > 0 ? "lora" : "full"}, {"lora_rank", opts.lora_rank},
-            {"trainable_params", r.trainable}, {"frozen_mb", r.memory.frozen_mib},
-            {"weights_mb", r.memory.weights_mib}, {"gradients_mb", r.memory.gradients_mib},
-            {"moments_mb", r.memory.moments_mib}, {"planned_mb", r.memory.total_mib()},
-            {"step_ms_median", r.step_ms_median}, {"step_ms_min", r.step_ms_min},
-            {"step_ms_max", r.step_ms_max}, {"tokens_per_s", r.tokens_per_s},
-            {"model_gflops", r.model_gflops}, {"peak_gflops", opts.peak_gflops},
-            {"peak_unit", f.peak_gflops ? "--peak-gflops" : peak_unit(opts.precision)},
-            {"peak_bandwidth_gbs", bandwidth},
-            {"util_peak", r.utilisation}, {"loss_first", r.loss_first},
-            {"loss_last", r.loss_last}, {"max_rss_mb", r.max_rss_mb},
-            {"activation_mb", r.activation_mb}, {"recompute", recompute_name(opts.recompute)},
-            {"moments", moment_precision_name(opts.moments)}, {"grads", f.grads},
-            {"activation_saved_mb", r.activation_saved_mb}, {"forward_backward_ms", r.forward_backward_ms},
-            {"optimizer_ms", r.optimizer_ms}, {"kernels", backend::isa_name(backend::active_isa())}};
-        fmt::print("{}\n", j.dump());
-        return;
-    }
+    print_roofline(roofline(r.profile, r.costs, limits), limits, precision);
+}
+
+void print_report(const BenchFlags& f, const BenchPlan& b, const BenchResult& r, double bandwidth,
+                  const MachineLimits& limits) {
+    const BenchOptions& opts = b.opts;
+    const Shape& m = b.shape;
     fmt::print("model      {} (L={} NH={} NKV={} C={} V={}), {} parameters{}\n", f.model, m.layers, m.heads,
                m.kv_heads, m.embd, m.vocab, with_thousands(r.params),
                opts.lora_rank > 0 ? fmt::format(" frozen; LoRA rank {} on every projection: {} trainable",
                                                 opts.lora_rank, with_thousands(r.trainable))
                                   : std::string());
     fmt::print("batch      B={} T={}, {} timed steps after {} warm-up, {} threads, {} ({}), {}\n",
-               opts.batch, opts.seq, opts.steps, opts.warmup, r.threads, precision_name(opts.precision), why, f.gemm);
+               opts.batch, opts.seq, opts.steps, opts.warmup, r.threads, precision_name(opts.precision), b.why,
+               f.gemm);
     fmt::print("cpu        {}; kernels {}\n", cpu_model(), backend::describe_isa());
     fmt::print("step       {:.1f} ms median (min {:.1f}, max {:.1f})\n", r.step_ms_median,
                r.step_ms_min, r.step_ms_max);
@@ -204,7 +227,7 @@ void run(const BenchFlags& f) {
                r.optimizer_ms);
     fmt::print("throughput {:.0f} tokens/s, {:.1f} model GFLOP/s = {:.1f}% of {:.0f} GFLOP/s peak ({})\n",
                r.tokens_per_s, r.model_gflops, 100.0 * r.utilisation, opts.peak_gflops,
-               f.peak_gflops ? "--peak-gflops" : peak_unit(opts.precision));
+               peak_name(f, opts.precision));
     fmt::print("bandwidth  {:.1f} GB/s (a triad in place over 2 x {} MiB: after the steps, or the best on record in {})\n",
                bandwidth, backend::bandwidth_array_bytes() >> 20, backend::best_figures_path());
     fmt::print("memory     {:.0f} MiB peak RSS; planned: {}\n", r.max_rss_mb,
@@ -212,14 +235,24 @@ void run(const BenchFlags& f) {
     fmt::print("           (recompute {}: {:.0f} MiB of activations saved; Adam moments in {}, gradients in {})\n",
                recompute_name(opts.recompute), r.activation_saved_mb, moment_precision_name(opts.moments), f.grads);
     fmt::print("loss       {:.4f} first, {:.4f} last\n", r.loss_first, r.loss_last);
-    if (!r.profile.empty()) {
-        fmt::print("profile    ms per step (mean of the timed steps, {:.1f} ms), by kernel family:\n", r.step_ms_mean);
-        size_t width = 0;
-        for (const auto& row : r.profile) width = std::max(width, row.first.size());
-        for (const auto& [name, ms] : r.profile) {
-            fmt::print("  {:<{}} {:8.1f}  {:5.1f}%\n", name, width, ms, 100.0 * ms / r.step_ms_mean);
-        }
-        print_roofline(roofline(r.profile, r.costs, limits), limits, opts.precision);
+    if (!r.profile.empty()) print_profile(r, limits, opts.precision);
+}
+
+void run(const BenchFlags& f) {
+    BenchPlan b = plan_bench(f);
+    BenchResult r = run_benchmark(b.opts);
+    if (!f.peak_gflops && r.utilisation > 1) {  // the peak was measured in a slow minute: again, as train does
+        b.opts.peak_gflops = remeasured_peak_gflops(b.opts.precision);
+        r.utilisation = r.model_gflops / b.opts.peak_gflops;
+    }
+    // Measured after the run, so that the triad's arrays (two of 128 MiB or more) are not in
+    // the peak RSS it reports, which run_benchmark has read.
+    const MachineLimits limits = b.opts.profile ? roofline_limits(r, b.opts) : MachineLimits{};
+    const double bandwidth = backend::measured_bandwidth_gbs();
+    if (f.json) {
+        print_json(f, b, r, bandwidth);
+    } else {
+        print_report(f, b, r, bandwidth, limits);
     }
 }
 

@@ -17,6 +17,8 @@ namespace {
 
 using Pair = uint64_t;  // (left << 32) | right
 Pair pair_of(int32_t a, int32_t b) { return (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b); }
+int32_t left_of(Pair p) { return static_cast<int32_t>(p >> 32); }
+int32_t right_of(Pair p) { return static_cast<int32_t>(p & 0xffffffffu); }
 
 // Distinct words of all texts with their counts, counted per thread and then merged.
 std::unordered_map<std::string, int64_t> count_words(const std::vector<std::string_view>& texts) {
@@ -96,7 +98,7 @@ public:
 
     // Replaces p = (a, b) by symbol m in every word that holds it, and recounts.
     void merge(Pair p, int32_t m) {
-        const auto a = static_cast<int32_t>(p >> 32), b = static_cast<int32_t>(p & 0xffffffffu);
+        const int32_t a = left_of(p), b = right_of(p);
         std::vector<uint32_t> ws = std::move(where_[p]);
         where_.erase(p);
         std::sort(ws.begin(), ws.end());
@@ -164,7 +166,7 @@ std::unique_ptr<BpeTokenizer> train_bpe(const std::vector<std::string_view>& tex
     std::vector<std::pair<std::string, std::string>> merges;
     Pair p = 0;
     while (static_cast<int64_t>(token_bytes.size()) < vocab_size - 1 && pairs.next(p)) {
-        const auto a = static_cast<int32_t>(p >> 32), b = static_cast<int32_t>(p & 0xffffffffu);
+        const int32_t a = left_of(p), b = right_of(p);
         // Two merges may spell the same bytes (ab+c, a+bc): the second reuses the token.
         const std::string joined = token_bytes[a] + token_bytes[b];
         const auto [at, fresh] = id_of.emplace(joined, static_cast<int32_t>(token_bytes.size()));

@@ -68,7 +68,8 @@ void CausalLm::plan(int64_t B, int64_t T) {
     }
     if (B == B_ && T == T_) return;
     plan_body(B, T);
-    const bool row_block = head_one_pass() && !head_frozen();  // a frozen head streams its vocabulary
+    // Training's one pass needs a block of rows with all their logits; a frozen head streams.
+    const bool row_block = lm_head_one_pass(gemm_, precision_ == Precision::Bf16) && !head_frozen();
     const size_t bytes = causal_head_bytes(dims_, B, T, precision_, row_block);
     head_arena_.replan(bytes);
     head_ = {};

@@ -169,11 +169,16 @@ std::string onednn_version() {
     return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
 }
 
+bool onednn_bf16_on_tiles() {
+    cap_onednn_isa();
+    return onednn_uses_amx();
+}
+
 OnednnGemm::OnednnGemm(const OnednnPaths& paths)
     : engine_((cap_onednn_isa(), dnnl::engine::kind::cpu), 0),
       stream_(engine_),
       native_bf16_(!paths.widen_bf16 && onednn_has_bf16_matmul(engine_)),
-      bf16_on_tiles_(native_bf16_ && onednn_uses_amx()),
+      bf16_on_tiles_(native_bf16_ && onednn_bf16_on_tiles()),
       restride_b_(paths.restride_on_any_isa || below_avx512()),
       gemm_when_b_plain_(native_bf16_ && !bf16_on_tiles_ && !paths.first_choice_kernels) {}
 

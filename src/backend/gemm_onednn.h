@@ -31,6 +31,10 @@ namespace lmforge::backend {
 // The oneDNN this process runs on, "3.13.2": --version says it (2.x and 3.x both work).
 std::string onednn_version();
 
+// Whether oneDNN's bf16 products run on matrix tiles (AMX) in this process: the CPU has them,
+// and no LMFORGE_ISA cap keeps them out (set first, as every OnednnGemm sets it).
+bool onednn_bf16_on_tiles();
+
 // Paths a test can force, so that it covers them on any CPU.
 struct OnednnPaths {
     bool widen_bf16 = false;           // widen bf16 operands even where bf16 is native

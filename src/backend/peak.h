@@ -7,14 +7,20 @@ namespace lmforge::backend {
 enum class PeakKind {
     Fp32Fma,    // fp32 fused multiply-adds at the widest vector width the CPU has
     Bf16Dot,    // bf16 dot products into fp32 (AVX512_BF16); the fp32 figure where absent
+    Bf16Tile,   // bf16 products on matrix tiles (AMX-BF16); Bf16Dot's figure where absent
 };
+
+// Whether this process may multiply on AMX tiles: the CPU has AMX-TILE and AMX-BF16, and Linux
+// grants the tile state's permission (arch_prctl ARCH_REQ_XCOMP_PERM, asked once here).
+bool bf16_tiles_usable();
 
 // GFLOP/s of back-to-back independent multiply-adds: the sum over the OpenMP threads of each
 // one's best of forty ~1 ms runs, or the best on record for this CPU if higher
 // (backend/best_figures.h). Measured once per kind and thread count, then remembered.
 double measured_peak_gflops(PeakKind kind);
 
-// The instruction whose rate measured_peak_gflops(kind) is on this CPU: "vdpbf16ps (AVX512_BF16)",
+// The instruction whose rate measured_peak_gflops(kind) is on this CPU: "tdpbf16ps (AMX-BF16)",
+// "vdpbf16ps (AVX512_BF16)",
 // "fp32 FMA (AVX-512)", "fp32 FMA (AVX2)" or "fp32 scalar": the unit the MFU is a fraction of.
 const char* peak_unit(PeakKind kind);
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/gemm_onednn.h"
 #include "backend/isa.h"
 #include "backend/peak.h"
 #include "core/error.h"
@@ -48,8 +49,10 @@ void check_fp16_supported() {
 }
 
 namespace {
+// bf16 GEMMs on AMX run at the tile rate: dividing by vdpbf16ps's would read above 100%.
 backend::PeakKind peak_kind(Precision p) {
-    return p == Precision::Bf16 && cpu_has_bf16() ? backend::PeakKind::Bf16Dot : backend::PeakKind::Fp32Fma;
+    if (p != Precision::Bf16 || !cpu_has_bf16()) return backend::PeakKind::Fp32Fma;
+    return backend::onednn_bf16_on_tiles() ? backend::PeakKind::Bf16Tile : backend::PeakKind::Bf16Dot;
 }
 }  // namespace
 

@@ -10,12 +10,13 @@ namespace lmforge {
 enum class Precision { Fp32, Bf16 };
 
 // This machine's peak GFLOP/s for GEMMs in precision p on the current threads, measured
-// (backend/peak.h): fp32 FMAs, or bf16 dot products where the CPU has AVX512_BF16 (bf16 GEMMs
-// elsewhere widen to fp32 and run at the fp32 peak). The denominator of the model FLOP
-// utilisation unless one is given.
+// (backend/peak.h): fp32 FMAs; for bf16, AMX tile products where oneDNN's GEMMs run on tiles,
+// else bf16 dot products where the CPU has AVX512_BF16 (bf16 GEMMs elsewhere widen to fp32 and
+// run at the fp32 peak). The denominator of the model FLOP utilisation unless one is given.
 double peak_gflops(Precision p);
 
-// What that peak is a rate of: "vdpbf16ps (AVX512_BF16)", "fp32 FMA (AVX-512)", ...
+// What that peak is a rate of: "tdpbf16ps (AMX-BF16)", "vdpbf16ps (AVX512_BF16)", "fp32 FMA
+// (AVX-512)", ...
 const char* peak_unit(Precision p);
 
 // The same measured again, keeping the higher figure (backend::remeasured_peak_gflops): for when

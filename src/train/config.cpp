@@ -84,7 +84,7 @@ void visit_config(TrainConfig& c, V&& v) {
     v("log.every", c.log.every, "steps between log lines");
     v("log.tensorboard", c.log.tensorboard, "write TensorBoard event files");
     v("log.plots", c.log.plots, "draw loss curves (SVG and PNG) at the end");
-    v("log.peak_gflops", c.log.peak_gflops, "the machine's peak GFLOP/s, for the model FLOP utilisation (MFU) in the log; 0: measured at the start (fp32 FMAs, or bf16 dot products where the CPU has them)");
+    v("log.peak_gflops", c.log.peak_gflops, "the machine's peak GFLOP/s, for the model FLOP utilisation (MFU) in the log; 0: measured at the start (fp32 FMAs; for bf16, AMX tile products where the GEMMs run on tiles, else bf16 dot products where the CPU has them)");
     v("log.mlflow_uri", c.log.mlflow_uri, "an MLflow tracking server, http:// or https:// (e.g. http://127.0.0.1:5000), that the run logs to: the resolved configuration as params, tags (host, version, commit, task, processes), every metric of metrics.jsonl, the plots and config.toml as artifacts (mlflow server --serve-artifacts) and the end's status; a resumed run continues its MLflow run; a server that is down or refuses costs a warning, never the run; empty: none");
     v("log.mlflow_experiment", c.log.mlflow_experiment, "the MLflow experiment the run belongs to, created if missing");
     v("log.run_name", c.log.run_name, "the run's name in MLflow; empty: the run directory's name");

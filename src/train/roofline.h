@@ -17,9 +17,10 @@
 
 namespace lmforge {
 
-// What the limits divide by: GFLOP/s of bf16 dot products (the GEMMs of a mixed-precision
-// run) and of fp32 arithmetic (everything else), and the memory levels, fastest first, memory
-// last (backend::measured_memory_levels()).
+// What the limits divide by: GFLOP/s of a mixed-precision run's GEMMs (AMX tile products where
+// they run on tiles, else bf16 dot products; attention's bf16 math is held to it too) and of
+// fp32 arithmetic (everything else), and the memory levels, fastest first, memory last
+// (backend::measured_memory_levels()).
 struct MachineLimits {
     double bf16_gflops = 0, fp32_gflops = 0;
     std::vector<backend::MemoryLevel> memory;

@@ -9,6 +9,7 @@
 #include "backend/peak.h"
 #include "backend/tile_gemm.h"
 #include "kernels/bf16.h"
+#include "model/precision.h"
 
 #include <cmath>
 #include <fstream>
@@ -297,7 +298,7 @@ namespace {
 TEST(Peak, MeasuredOncePerKindAsAFiniteRate) {
     // Only what holds on any machine at any load: a positive, finite rate, and the same one
     // when asked again (measured once, then remembered, so logs and bench agree).
-    for (const auto kind : {backend::PeakKind::Fp32Fma, backend::PeakKind::Bf16Dot}) {
+    for (const auto kind : {backend::PeakKind::Fp32Fma, backend::PeakKind::Bf16Dot, backend::PeakKind::Bf16Tile}) {
         const double first = backend::measured_peak_gflops(kind);
         EXPECT_TRUE(std::isfinite(first) && first > 0) << first;
         EXPECT_EQ(backend::measured_peak_gflops(kind), first);
@@ -311,8 +312,27 @@ TEST(Peak, NamesTheInstructionItIsARateOf) {
                             : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? "fp32 FMA (AVX2)"
                                                                                                : "fp32 scalar";
     EXPECT_EQ(backend::peak_unit(backend::PeakKind::Fp32Fma), fma);
-    EXPECT_EQ(backend::peak_unit(backend::PeakKind::Bf16Dot),
-              __builtin_cpu_supports("avx512bf16") ? std::string("vdpbf16ps (AVX512_BF16)") : fma);
+    const std::string dot = __builtin_cpu_supports("avx512bf16") ? "vdpbf16ps (AVX512_BF16)" : fma;
+    EXPECT_EQ(backend::peak_unit(backend::PeakKind::Bf16Dot), dot);
+    // Tiles only where the CPU has AMX (and Linux lets the process use them).
+    if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-bf16")) {
+        EXPECT_FALSE(backend::bf16_tiles_usable());
+    }
+    EXPECT_EQ(backend::peak_unit(backend::PeakKind::Bf16Tile),
+              backend::bf16_tiles_usable() ? "tdpbf16ps (AMX-BF16)" : dot);
+}
+
+TEST(Peak, Bf16GemmsAreMeasuredAgainstTheUnitTheyRunOn) {
+    // Divided by vdpbf16ps's rate, GEMMs on AMX tiles read 276-350% utilisation. fp32 and a CPU
+    // without bf16 take the FMA rate; the tiles' rate is taken where oneDNN runs bf16 on them.
+    EXPECT_EQ(std::string(peak_unit(Precision::Fp32)), backend::peak_unit(backend::PeakKind::Fp32Fma));
+    const auto bf16_kind = !cpu_has_bf16()                    ? backend::PeakKind::Fp32Fma
+                           : backend::onednn_bf16_on_tiles() ? backend::PeakKind::Bf16Tile
+                                                              : backend::PeakKind::Bf16Dot;
+    EXPECT_EQ(std::string(peak_unit(Precision::Bf16)), backend::peak_unit(bf16_kind));
+    if (backend::onednn_bf16_on_tiles()) {
+        EXPECT_TRUE(backend::bf16_tiles_usable());
+    }
 }
 
 TEST(OnednnGemm, SaysTilesOnlyWhereTheCpuHasAmx) {
@@ -331,7 +351,7 @@ TEST(OnednnGemm, SaysTilesOnlyWhereTheCpuHasAmx) {
 TEST(Peak, MeasuredAgainKeepsTheHigherFigure) {
     // A first measurement on busy cores reads low; measuring again may only raise what is
     // remembered, and what is asked for next is that figure.
-    for (const auto kind : {backend::PeakKind::Fp32Fma, backend::PeakKind::Bf16Dot}) {
+    for (const auto kind : {backend::PeakKind::Fp32Fma, backend::PeakKind::Bf16Dot, backend::PeakKind::Bf16Tile}) {
         const double first = backend::measured_peak_gflops(kind);
         const double again = backend::remeasured_peak_gflops(kind);
         EXPECT_GE(again, first);

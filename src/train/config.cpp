@@ -418,14 +418,13 @@ void validate_multiple_choice(const TrainConfig& c) {
             fmt::format("needs a GPT-2 model, not the encoder model.preset = {}", show(c.model.preset)));
 }
 
-}  // namespace
-
-void validate_config(const TrainConfig& c) {
+// Counts, sizes and intervals: not negative, or positive; every floating-point key finite in
+// single precision, where the training computes; the signs of the numbers outside the optimizer.
+void validate_numbers(const TrainConfig& c) {
     const auto positive = [](const char* key, int64_t v) { require(v > 0, key, std::to_string(v), "must be positive"); };
     const auto non_negative = [](const char* key, int64_t v) {
         require(v >= 0, key, std::to_string(v), "must not be negative");
     };
-    require(!c.data.dir.empty(), "data.dir", "\"\"", "must name the directory of token shards");
     for (const auto& [key, v] : {std::pair{"model.n_layer", c.model.n_layer}, {"model.n_head", c.model.n_head},
                                  {"model.n_embd", c.model.n_embd}, {"model.block_size", c.model.block_size},
                                  {"model.n_kv_head", c.model.n_kv_head}, {"model.intermediate", c.model.intermediate},
@@ -453,6 +452,14 @@ void validate_config(const TrainConfig& c) {
         require(std::isfinite(v) && std::abs(v) <= std::numeric_limits<float>::max(), key, show(v),
                 "must be a finite number in single precision");
     }
+    require(c.dist.bucket_mb > 0, "dist.bucket_mb", show(c.dist.bucket_mb), "must be positive");
+    require(c.log.peak_gflops >= 0, "log.peak_gflops", show(c.log.peak_gflops), "must be positive (or 0: by precision)");
+    require(c.sample.temperature >= 0, "sample.temperature", show(c.sample.temperature), "must not be negative");
+    require(c.train.loss_scale > 0 && std::isfinite(c.train.loss_scale), "train.loss_scale", show(c.train.loss_scale),
+            "must be a positive number");
+}
+
+void validate_optimizer(const TrainConfig& c) {
     require(c.optim.lr > 0, "optim.lr", show(c.optim.lr), "must be positive");
     require(c.optim.min_lr_ratio >= 0 && c.optim.min_lr_ratio <= 1, "optim.min_lr_ratio", show(c.optim.min_lr_ratio),
             "must lie in [0, 1]");
@@ -470,9 +477,10 @@ void validate_config(const TrainConfig& c) {
             "rounds to 0 in single precision: use at least 1e-38");
     require(c.optim.zero_stage == 0 || c.optim.zero_stage == 1, "optim.zero_stage", show(c.optim.zero_stage),
             "must be 0 or 1");
-    require(c.dist.bucket_mb > 0, "dist.bucket_mb", show(c.dist.bucket_mb), "must be positive");
-    require(c.log.peak_gflops >= 0, "log.peak_gflops", show(c.log.peak_gflops), "must be positive (or 0: by precision)");
-    require(c.sample.temperature >= 0, "sample.temperature", show(c.sample.temperature), "must not be negative");
+}
+
+// Keys that take one of a few names.
+void validate_choices(const TrainConfig& c) {
     const std::string& s = c.optim.schedule;
     require(s == "cosine" || s == "linear" || s == "constant", "optim.schedule", show(s),
             "must be cosine, linear or constant");
@@ -483,8 +491,6 @@ void validate_config(const TrainConfig& c) {
             "must be fp32 or bf16");
     require(c.train.grads == "fp32" || c.train.grads == "bf16", "train.grads", show(c.train.grads),
             "must be fp32 or bf16");
-    require(c.train.loss_scale > 0 && std::isfinite(c.train.loss_scale), "train.loss_scale", show(c.train.loss_scale),
-            "must be a positive number");
     const std::string& r = c.train.recompute;
     require(r == "none" || r == "gelu" || r == "block", "train.recompute", show(r), "must be none, gelu or block");
     const std::string& t = c.train.task;
@@ -493,6 +499,15 @@ void validate_config(const TrainConfig& c) {
     const std::string& m = c.eval.metric;
     require(m == "macro_f1" || m == "accuracy" || m == "loss", "eval.metric", show(m),
             "must be macro_f1, accuracy or loss");
+}
+
+}  // namespace
+
+void validate_config(const TrainConfig& c) {
+    require(!c.data.dir.empty(), "data.dir", "\"\"", "must name the directory of token shards");
+    validate_numbers(c);
+    validate_optimizer(c);
+    validate_choices(c);
     validate_time_budget(c);
     validate_distill(c);
     validate_lora(c);

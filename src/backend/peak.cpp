@@ -2,8 +2,6 @@
 
 #include <immintrin.h>
 #include <omp.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/amx_tiles.h"
 #include "backend/best_figures.h"
 
 namespace lmforge::backend {
@@ -72,27 +71,13 @@ __attribute__((target("avx512f,avx512bf16"))) double dot_bf16(long iterations, f
     return static_cast<double>(iterations) * 24 * 16 * 4;
 }
 
-// AMX's tile configuration (palette 1): each tile's rows and bytes per row.
-struct alignas(64) TileConfig {
-    uint8_t palette = 1;
-    uint8_t start_row = 0;
-    uint8_t reserved[14] = {};
-    uint16_t bytes_per_row[16] = {};
-    uint8_t rows[16] = {};
-};
-static_assert(sizeof(TileConfig) == 64, "ldtilecfg reads 64 bytes");
-
 // tdpbf16ps: a 16 x 16 fp32 tile adds the products of a 16 x 32 bf16 tile and a 32 x 16 one,
 // 16384 flops per instruction, about 16 times a vdpbf16ps's work: so a sixteenth of the
 // iterations keeps a run near the others' length. Four accumulators (tiles 0-3) of two A
 // (4, 5) and two B (6, 7) tiles, as a GEMM's micro-kernel holds them, so no product waits on
 // the one before it.
 __attribute__((target("amx-tile,amx-bf16"))) double tile_bf16(long iterations, float& sink) {
-    TileConfig config;
-    for (int t = 0; t < 8; t++) {
-        config.rows[t] = 16;
-        config.bytes_per_row[t] = 64;
-    }
+    const TileConfig config = TileConfig::full();
     alignas(64) uint16_t a[16 * 32], b[16 * 32];
     alignas(64) float c[16 * 16];
     std::fill(a, a + 16 * 32, uint16_t{0x3F80});  // 1.0 in bf16
@@ -183,19 +168,6 @@ double measured_or_best(PeakKind kind) {
 }
 
 }  // namespace
-
-bool bf16_tiles_usable() {
-    static const bool usable = [] {
-        __builtin_cpu_init();
-        if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-bf16")) return false;
-        // Linux keeps the tile registers out of a process's state until it asks (5.16 on); a
-        // tile instruction before that is an illegal instruction.
-        constexpr long kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
-        constexpr long kTileData = 18;               // XFEATURE_XTILEDATA
-        return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
-    }();
-    return usable;
-}
 
 double measured_peak_gflops(PeakKind kind) {
     const std::lock_guard lock(peaks_mutex);

@@ -10,10 +10,6 @@ enum class PeakKind {
     Bf16Tile,   // bf16 products on matrix tiles (AMX-BF16); Bf16Dot's figure where absent
 };
 
-// Whether this process may multiply on AMX tiles: the CPU has AMX-TILE and AMX-BF16, and Linux
-// grants the tile state's permission (arch_prctl ARCH_REQ_XCOMP_PERM, asked once here).
-bool bf16_tiles_usable();
-
 // GFLOP/s of back-to-back independent multiply-adds: the sum over the OpenMP threads of each
 // one's best of forty ~1 ms runs, or the best on record for this CPU if higher
 // (backend/best_figures.h). Measured once per kind and thread count, then remembered.

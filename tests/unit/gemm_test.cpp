@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include "backend/amx_tiles.h"
 #include "backend/gemm.h"
 #include "backend/gemm_onednn.h"
 #include "backend/peak.h"

@@ -1,0 +1,194 @@
+#include "backend/amx_tiles.h"
+
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <bit>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "core/log.h"
+
+namespace lmforge::backend {
+
+namespace {
+
+constexpr int kRows = 16, kRowBytes = 64, kPairs = 16;  // a tile's rows; bytes and pairs of a row
+
+#define LMFORGE_TILES __attribute__((target("amx-tile,amx-bf16")))
+
+// The tile instructions a product uses: C in tile 0, A in 1, B in 2. (The tile's number is part
+// of the instruction: the intrinsics take literals.)
+struct AmxTiles {
+    LMFORGE_TILES AmxTiles() {
+        const TileConfig config = TileConfig::full();
+        _tile_loadconfig(&config);
+    }
+    LMFORGE_TILES ~AmxTiles() { _tile_release(); }
+    AmxTiles(const AmxTiles&) = delete;
+    AmxTiles& operator=(const AmxTiles&) = delete;
+
+    LMFORGE_TILES void zero_c() { _tile_zero(0); }
+    LMFORGE_TILES void load_a(const void* base, int64_t stride) { _tile_loadd(1, base, stride); }
+    LMFORGE_TILES void load_b(const void* base, int64_t stride) { _tile_loadd(2, base, stride); }
+    LMFORGE_TILES void dot() { _tile_dpbf16ps(0, 1, 2); }
+    LMFORGE_TILES void store_c(void* base, int64_t stride) { _tile_stored(0, base, stride); }
+};
+
+#undef LMFORGE_TILES
+
+// The same instructions on tiles in memory, for the full configuration AmxTiles loads.
+class EmulatedTiles {
+public:
+    void zero_c() { std::memset(c_, 0, sizeof c_); }
+    void load_a(const void* base, int64_t stride) { load(a_, base, stride); }
+    void load_b(const void* base, int64_t stride) { load(b_, base, stride); }
+    // C (16 x 16 fp32) += A (16 rows of 16 pairs) · B (16 rows of pairs by 16 columns).
+    void dot() {
+        for (int r = 0; r < kRows; r++) {
+            for (int n = 0; n < kRows; n++) {
+                float sum;
+                std::memcpy(&sum, c_[r] + 4 * n, sizeof sum);
+                for (int p = 0; p < kPairs; p++) {
+                    sum += bf16_at(a_, r, 2 * p) * bf16_at(b_, p, 2 * n);
+                    sum += bf16_at(a_, r, 2 * p + 1) * bf16_at(b_, p, 2 * n + 1);
+                }
+                std::memcpy(c_[r] + 4 * n, &sum, sizeof sum);
+            }
+        }
+    }
+    void store_c(void* base, int64_t stride) const {
+        for (int r = 0; r < kRows; r++) std::memcpy(static_cast<char*>(base) + r * stride, c_[r], kRowBytes);
+    }
+
+private:
+    using Tile = unsigned char[kRows][kRowBytes];
+    static void load(Tile& t, const void* base, int64_t stride) {
+        for (int r = 0; r < kRows; r++) std::memcpy(t[r], static_cast<const char*>(base) + r * stride, kRowBytes);
+    }
+    static float bf16_at(const Tile& t, int r, int i) {
+        uint16_t h;
+        std::memcpy(&h, t[r] + 2 * i, sizeof h);
+        return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+    }
+
+    Tile c_, a_, b_;
+};
+
+// C's block (m0, n0) = alpha · block (+ C).
+void write_block(const TilePairProduct& p, const float* block, int64_t m0, int64_t n0) {
+    for (int r = 0; r < kRows; r++) {
+        float* c = p.c + (m0 + r) * p.ldc + n0;
+        const float* s = block + r * kRows;
+        if (p.accumulate) {
+            for (int n = 0; n < kRows; n++) c[n] += p.alpha * s[n];
+        } else {
+            for (int n = 0; n < kRows; n++) c[n] = p.alpha * s[n];
+        }
+    }
+}
+
+// Each 16 x 16 block of C in turn, over its row of A's tiles and column of B's.
+template <class Tiles>
+void product_on(Tiles& tiles, const TilePairProduct& p) {
+    alignas(64) float block[kRows * kRows];
+    for (int64_t m0 = 0; m0 < p.m; m0 += kRows) {
+        for (int64_t n0 = 0; n0 < p.n; n0 += kRows) {
+            tiles.zero_c();
+            for (int64_t p0 = 0; p0 < p.npairs; p0 += kPairs) {
+                tiles.load_a(p.a + 2 * (m0 * p.a_ld + p0), 4 * p.a_ld);
+                tiles.load_b(p.b + 2 * (p0 * p.b_ld + n0), 4 * p.b_ld);
+                tiles.dot();
+            }
+            tiles.store_c(block, 4 * kRows);
+            write_block(p, block, m0, n0);
+        }
+    }
+}
+
+// Whether the tiles' first product equals the emulation's: small integers in bf16, whose sums are
+// exact in any order, so any difference is a fault (the tile state not kept across a switch,
+// a configuration the CPU reads otherwise).
+bool amx_agrees_with_emulation() {
+    constexpr int64_t m = 32, n = 32, npairs = 32;
+    std::vector<uint16_t> a(m * npairs * 2), b(npairs * n * 2);
+    for (size_t i = 0; i < a.size(); i++) a[i] = std::bit_cast<uint32_t>(static_cast<float>(int(i * 7 % 9) - 4)) >> 16;
+    for (size_t i = 0; i < b.size(); i++) b[i] = std::bit_cast<uint32_t>(static_cast<float>(int(i * 5 % 7) - 3)) >> 16;
+    std::vector<float> on_tiles(m * n, 1.0f), emulated(m * n, 1.0f);
+    TilePairProduct p{.m = m, .n = n, .npairs = npairs, .alpha = 1.0f, .a = a.data(), .a_ld = npairs,
+                      .b = b.data(), .b_ld = n, .accumulate = true, .c = on_tiles.data(), .ldc = n};
+    tile_pair_product(p, TileUnit::Amx);
+    p.c = emulated.data();
+    tile_pair_product(p, TileUnit::Emulated);
+    return on_tiles == emulated;
+}
+
+std::optional<TileUnit> detected_unit() {
+    static const std::optional<TileUnit> unit = []() -> std::optional<TileUnit> {
+        if (!bf16_tiles_usable()) return std::nullopt;
+        if (amx_agrees_with_emulation()) return TileUnit::Amx;
+        log::warn("AMX tile products disagree with their emulation on this machine: attention stays on "
+                  "AVX512_BF16");
+        return std::nullopt;
+    }();
+    return unit;
+}
+
+// What use_tile_unit chose: a TileUnit, none, or the detected unit.
+constexpr int kDetected = -2, kNone = -1;
+std::atomic<int> chosen_unit{kDetected};
+
+}  // namespace
+
+bool bf16_tiles_usable() {
+    static const bool usable = [] {
+        __builtin_cpu_init();
+        if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-bf16")) return false;
+        // Linux keeps the tile registers out of a process's state until it asks (5.16 on); a
+        // tile instruction before that is an illegal instruction.
+        constexpr long kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
+        constexpr long kTileData = 18;               // XFEATURE_XTILEDATA
+        return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+    }();
+    return usable;
+}
+
+TileConfig TileConfig::full() {
+    TileConfig config;
+    for (int t = 0; t < 8; t++) {
+        config.rows[t] = kRows;
+        config.bytes_per_row[t] = kRowBytes;
+    }
+    return config;
+}
+
+void tile_pair_product(const TilePairProduct& p, TileUnit unit) {
+    if (p.m % kRows != 0 || p.n % kRows != 0 || p.npairs % kPairs != 0) {
+        throw std::logic_error("tile_pair_product: m, n and npairs must be multiples of 16");
+    }
+    if (unit == TileUnit::Amx) {
+        AmxTiles tiles;
+        product_on(tiles, p);
+    } else {
+        EmulatedTiles tiles;
+        product_on(tiles, p);
+    }
+}
+
+std::optional<TileUnit> tile_unit() {
+    const int chosen = chosen_unit.load(std::memory_order_relaxed);
+    if (chosen == kDetected) return detected_unit();
+    if (chosen == kNone) return std::nullopt;
+    return static_cast<TileUnit>(chosen);
+}
+
+void use_tile_unit(std::optional<TileUnit> unit) {
+    chosen_unit.store(unit ? static_cast<int>(*unit) : kNone, std::memory_order_relaxed);
+}
+
+void use_detected_tile_unit() { chosen_unit.store(kDetected, std::memory_order_relaxed); }
+
+}  // namespace lmforge::backend

@@ -15,10 +15,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "backend/amx_tiles.h"
 #include "backend/bandwidth.h"
 #include "backend/gemm.h"
 #include "backend/gemm_onednn.h"
@@ -142,11 +144,17 @@ BENCHMARK(BM_LinearProduct)
     ->UseManualTime();
 
 // Causal attention; FLOPs counted as the useful products only (forward Q·Kᵀ and P·V; backward
-// dP, dS·K, dSᵀ·Q and Pᵀ·dO) over the causal half: 2·B·NH·T(T+1)/2·HS each. Args: bf16 math
-// (1; against the bf16 peak where it runs), B, T, C, NH, NKV: configs C and A, and Llama 3.2 1B
-// at T = 512.
+// dP, dS·K, dSᵀ·Q and Pᵀ·dO) over the causal half: 2·B·NH·T(T+1)/2·HS each. Args: math (0 fp32;
+// 1 bf16 on dot products; 2 bf16 with the products AMX tiles take on them, where the CPU has
+// them), against the peak of the precision where it runs, B, T, C, NH, NKV: configs C and A, and
+// Llama 3.2 1B at T = 512.
 void attention_case(benchmark::State& state, bool backward) {
-    const bool half = state.range(0) == 1;
+    const bool half = state.range(0) >= 1;
+    if (state.range(0) == 2) {
+        backend::use_detected_tile_unit();
+    } else {
+        backend::use_tile_unit(std::nullopt);
+    }
     const int64_t B = state.range(1), T = state.range(2), C = state.range(3), NH = state.range(4);
     const int64_t NKV = state.range(5), W = C + 2 * NKV * (C / NH);
     const auto math = half ? kernels::AttentionMath::Bf16 : kernels::AttentionMath::Fp32;
@@ -167,15 +175,21 @@ void attention_case(benchmark::State& state, bool backward) {
     const double product = 2.0 * B * NH * (T * (T + 1) / 2.0) * (C / NH);
     const bool on_bf16 = half && kernels::attention_has_bf16_math();
     report_flops(state, seconds, (backward ? 4.0 : 2.0) * product, on_bf16 ? Precision::Bf16 : Precision::Fp32);
+    backend::use_detected_tile_unit();
+}
+
+// Configs C and A, and Llama 3.2 1B at T = 512, in fp32 and bf16, and on tiles where there are.
+void attention_shapes(benchmark::internal::Benchmark* b) {
+    b->ArgNames({"math", "B", "T", "C", "NH", "NKV"});
+    std::vector<int64_t> maths = {0, 1};
+    if (backend::bf16_tiles_usable()) maths.push_back(2);
+    b->ArgsProduct({maths, {16}, {256}, {384}, {6}, {6}})->ArgsProduct({maths, {4}, {64}, {768}, {12}, {12}});
+    b->ArgsProduct({maths, {1}, {512}, {2048}, {32}, {8}});
 }
 void BM_AttentionForward(benchmark::State& state) { attention_case(state, false); }
 void BM_AttentionBackward(benchmark::State& state) { attention_case(state, true); }
-BENCHMARK(BM_AttentionForward)->ArgNames({"bf16", "B", "T", "C", "NH", "NKV"})
-    ->ArgsProduct({{0, 1}, {16}, {256}, {384}, {6}, {6}})->ArgsProduct({{0, 1}, {4}, {64}, {768}, {12}, {12}})
-    ->ArgsProduct({{0, 1}, {1}, {512}, {2048}, {32}, {8}})->Unit(benchmark::kMillisecond)->UseManualTime();
-BENCHMARK(BM_AttentionBackward)->ArgNames({"bf16", "B", "T", "C", "NH", "NKV"})
-    ->ArgsProduct({{0, 1}, {16}, {256}, {384}, {6}, {6}})->ArgsProduct({{0, 1}, {4}, {64}, {768}, {12}, {12}})
-    ->ArgsProduct({{0, 1}, {1}, {512}, {2048}, {32}, {8}})->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_AttentionForward)->Apply(attention_shapes)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_AttentionBackward)->Apply(attention_shapes)->Unit(benchmark::kMillisecond)->UseManualTime();
 
 // LM head + cross-entropy, config B: N = 2048, C = 384, V = 50257; arg 0: fp32, 1: bf16.
 // Forward and backward in vocabulary chunks, and training's one pass over row blocks

@@ -19,8 +19,10 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <vector>
 
+#include "backend/amx_tiles.h"
 #include "core/bf16.h"
 #include "kernels/attention_tiling.h"
 
@@ -108,8 +110,9 @@ constexpr std::array<std::array<PairTile, kVectors>, kRows> kPairTiles = {
     tiles_of_rows<4>(), tiles_of_rows<5>(), tiles_of_rows<6>()};
 
 // C (m, n) = alpha · A·B over npairs pairs, added to C (row stride ldc) when accumulate.
-void pair_gemm(int64_t m, int64_t n, int64_t npairs, float alpha, PairsA a, PairsB b, bool accumulate, float* c,
-               int64_t ldc) {
+void vector_pair_gemm(int64_t m, int64_t n, int64_t npairs, float alpha, PairsA a, PairsB b, bool accumulate,
+                      float* c, int64_t ldc) {
+    if (npairs == 0 && accumulate) return;
     for (int64_t n0 = 0; n0 < n; n0 += kVectors * kLanes) {
         const int64_t cols = std::min(n - n0, kVectors * kLanes);
         const int64_t nv = (cols + kLanes - 1) / kLanes, tail = cols - (nv - 1) * kLanes;
@@ -120,6 +123,28 @@ void pair_gemm(int64_t m, int64_t n, int64_t npairs, float alpha, PairsA a, Pair
                                          npairs, c + m0 * ldc + n0, ldc, alpha, accumulate, last_mask);
         }
     }
+}
+
+// The same on AMX's tiles where they are usable (backend/amx_tiles.h): the whole 16 x 16 blocks
+// over whole steps of 16 pairs, the pairs, rows and columns beyond on vdpbf16ps. An A read down
+// its pairs (dK's and dV's) is not laid out as a tile takes it, and stays on vdpbf16ps.
+void pair_gemm(int64_t m, int64_t n, int64_t npairs, float alpha, PairsA a, PairsB b, bool accumulate, float* c,
+               int64_t ldc) {
+    constexpr int64_t kTileSide = 16;
+    const int64_t m16 = m / kTileSide * kTileSide, n16 = n / kTileSide * kTileSide;
+    const int64_t p16 = npairs / kTileSide * kTileSide;
+    const std::optional<backend::TileUnit> unit = backend::tile_unit();
+    if (!unit || a.pair_step != 1 || m16 == 0 || n16 == 0 || p16 == 0) {
+        vector_pair_gemm(m, n, npairs, alpha, a, b, accumulate, c, ldc);
+        return;
+    }
+    backend::tile_pair_product({.m = m16, .n = n16, .npairs = p16, .alpha = alpha, .a = a.pairs, .a_ld = a.row_step,
+                                .b = b.pairs, .b_ld = b.ld, .accumulate = accumulate, .c = c, .ldc = ldc},
+                               *unit);
+    const PairsA a_rest_pairs{a.pairs + 2 * p16, a.row_step, 1}, a_rest_rows{a.pairs + 2 * m16 * a.row_step, a.row_step, 1};
+    vector_pair_gemm(m16, n16, npairs - p16, alpha, a_rest_pairs, {b.pairs + 2 * p16 * b.ld, b.ld}, true, c, ldc);
+    vector_pair_gemm(m16, n - n16, npairs, alpha, a, {b.pairs + 2 * n16, b.ld}, accumulate, c + n16, ldc);
+    vector_pair_gemm(m - m16, n, npairs, alpha, a_rest_rows, b, accumulate, c + m16 * ldc, ldc);
 }
 
 // Loads that turn fp32 or bf16 inputs into bf16: 32 consecutive values of a row, and 16 of one

@@ -2,6 +2,7 @@
 // grouped-query (Llama): finite differences on
 // the twin; the tiled online-softmax kernel against the textbook twin, on lengths that cross
 // and miss the tile edges.
+#include "backend/amx_tiles.h"
 #include "kernels/attention.h"
 
 #include <algorithm>
@@ -228,10 +229,7 @@ TEST(AttentionTwin, KernelMatchesTwinWithPaddingMask) {
 
 std::vector<float> bf16_values(const std::vector<float>& x) { return convert<float>(round_to_bf16(x).second); }
 
-TEST(AttentionTwin, Bf16KernelMatchesTwinOnRemainderShapes) {
-    if (!kernels::attention_has_bf16_math()) {
-        GTEST_SKIP() << "bf16 attention needs AVX512_BF16 and the avx512 kernel level; here Bf16 runs the fp32 kernel";
-    }
+void expect_bf16_kernel_matches_twin_on_remainder_shapes() {
     struct Shape { int64_t B, T, NH, NKV, HS; };
     // T across the tile and the key block; odd T (a key pair half empty) and odd HS (a channel
     // pair half empty); HS past 64 (several column vectors), grouped and multi-query heads.
@@ -275,6 +273,24 @@ TEST(AttentionTwin, Bf16KernelMatchesTwinOnRemainderShapes) {
             }
         }
     }
+}
+
+TEST(AttentionTwin, Bf16KernelMatchesTwinOnRemainderShapes) {
+    if (!kernels::attention_has_bf16_math()) {
+        GTEST_SKIP() << "bf16 attention needs AVX512_BF16 and the avx512 kernel level; here Bf16 runs the fp32 kernel";
+    }
+    expect_bf16_kernel_matches_twin_on_remainder_shapes();
+}
+
+// The products on tiles (backend/amx_tiles.h), as an AMX CPU runs them, emulated on any CPU: whole
+// tiles, and the pairs, rows and columns past them on vdpbf16ps.
+TEST(AttentionTwin, Bf16KernelOnTilesMatchesTwinOnRemainderShapes) {
+    if (!kernels::attention_has_bf16_math()) {
+        GTEST_SKIP() << "bf16 attention needs AVX512_BF16 and the avx512 kernel level; here Bf16 runs the fp32 kernel";
+    }
+    backend::use_tile_unit(backend::TileUnit::Emulated);
+    expect_bf16_kernel_matches_twin_on_remainder_shapes();
+    backend::use_detected_tile_unit();
 }
 
 // The overloads for qkv kept in bf16 (mixed precision's saved activations): bit for bit

@@ -80,6 +80,13 @@ private:
 
 // C's block (m0, n0) = alpha · block (+ C).
 void write_block(const TilePairProduct& p, const float* block, int64_t m0, int64_t n0) {
+    if (p.c_transposed) {
+        for (int n = 0; n < kRows; n++) {
+            float* c = p.c + (n0 + n) * p.ldc + m0;
+            for (int r = 0; r < kRows; r++) c[r] = p.alpha * block[r * kRows + n] + (p.accumulate ? c[r] : 0.0f);
+        }
+        return;
+    }
     for (int r = 0; r < kRows; r++) {
         float* c = p.c + (m0 + r) * p.ldc + n0;
         const float* s = block + r * kRows;

@@ -36,7 +36,8 @@ enum class TileUnit { Amx, Emulated };
 
 // C (m x n, fp32, ldc apart) = alpha · Σ_p A(r, p)·B(p, n), added to C when accumulate. m, n and
 // npairs are multiples of 16. A's row r holds its pairs side by side, a_ld pairs after row r - 1;
-// B's pair (p, n) lies at b + 2·(p·b_ld + n).
+// B's pair (p, n) lies at b + 2·(p·b_ld + n). With c_transposed, element (r, n) is C's at
+// c + n·ldc + r: the product is Cᵀ.
 struct TilePairProduct {
     int64_t m = 0, n = 0, npairs = 0;
     float alpha = 1.0f;
@@ -47,6 +48,7 @@ struct TilePairProduct {
     bool accumulate = false;
     float* c = nullptr;
     int64_t ldc = 0;
+    bool c_transposed = false;
 };
 
 // On the calling thread; configures the thread's tiles and releases them at the end, so it

@@ -125,14 +125,26 @@ void vector_pair_gemm(int64_t m, int64_t n, int64_t npairs, float alpha, PairsA 
     }
 }
 
-// The same on AMX's tiles where they are usable (backend/amx_tiles.h): the whole 16 x 16 blocks
-// over whole steps of 16 pairs, the pairs, rows and columns beyond on vdpbf16ps. An A read down
-// its pairs (dK's and dV's) is not laid out as a tile takes it, and stays on vdpbf16ps.
+constexpr int64_t kTileSide = 16;  // AMX's tiles: 16 x 16 fp32 of C, 16 pairs deep
+int64_t whole_tiles(int64_t n) { return n / kTileSide * kTileSide; }
+
+// What the tiles leave of a product whose whole 16 x 16 blocks over whole steps of 16 pairs
+// (m16 x n16 x p16) they took: the pairs past p16 of those blocks, the columns past n16 of
+// their rows and the rows past m16, on vdpbf16ps.
+void vector_pair_rest(int64_t m, int64_t n, int64_t npairs, int64_t m16, int64_t n16, int64_t p16, float alpha,
+                      PairsA a, PairsB b, bool accumulate, float* c, int64_t ldc) {
+    const PairsA a_rest_pairs{a.pairs + 2 * p16 * a.pair_step, a.row_step, a.pair_step};
+    const PairsA a_rest_rows{a.pairs + 2 * m16 * a.row_step, a.row_step, a.pair_step};
+    vector_pair_gemm(m16, n16, npairs - p16, alpha, a_rest_pairs, {b.pairs + 2 * p16 * b.ld, b.ld}, true, c, ldc);
+    vector_pair_gemm(m16, n - n16, npairs, alpha, a, {b.pairs + 2 * n16, b.ld}, accumulate, c + n16, ldc);
+    vector_pair_gemm(m - m16, n, npairs, alpha, a_rest_rows, b, accumulate, c + m16 * ldc, ldc);
+}
+
+// The same on AMX's tiles where they are usable (backend/amx_tiles.h) and A holds its pairs
+// side by side, as a tile takes it: the whole blocks on tiles, the rest on vdpbf16ps.
 void pair_gemm(int64_t m, int64_t n, int64_t npairs, float alpha, PairsA a, PairsB b, bool accumulate, float* c,
                int64_t ldc) {
-    constexpr int64_t kTileSide = 16;
-    const int64_t m16 = m / kTileSide * kTileSide, n16 = n / kTileSide * kTileSide;
-    const int64_t p16 = npairs / kTileSide * kTileSide;
+    const int64_t m16 = whole_tiles(m), n16 = whole_tiles(n), p16 = whole_tiles(npairs);
     const std::optional<backend::TileUnit> unit = backend::tile_unit();
     if (!unit || a.pair_step != 1 || m16 == 0 || n16 == 0 || p16 == 0) {
         vector_pair_gemm(m, n, npairs, alpha, a, b, accumulate, c, ldc);
@@ -141,10 +153,33 @@ void pair_gemm(int64_t m, int64_t n, int64_t npairs, float alpha, PairsA a, Pair
     backend::tile_pair_product({.m = m16, .n = n16, .npairs = p16, .alpha = alpha, .a = a.pairs, .a_ld = a.row_step,
                                 .b = b.pairs, .b_ld = b.ld, .accumulate = accumulate, .c = c, .ldc = ldc},
                                *unit);
-    const PairsA a_rest_pairs{a.pairs + 2 * p16, a.row_step, 1}, a_rest_rows{a.pairs + 2 * m16 * a.row_step, a.row_step, 1};
-    vector_pair_gemm(m16, n16, npairs - p16, alpha, a_rest_pairs, {b.pairs + 2 * p16 * b.ld, b.ld}, true, c, ldc);
-    vector_pair_gemm(m16, n - n16, npairs, alpha, a, {b.pairs + 2 * n16, b.ld}, accumulate, c + n16, ldc);
-    vector_pair_gemm(m - m16, n, npairs, alpha, a_rest_rows, b, accumulate, c + m16 * ldc, ldc);
+    vector_pair_rest(m, n, npairs, m16, n16, p16, alpha, a, b, accumulate, c, ldc);
+}
+
+// A product whose A is read down its pairs (row_step 1: dK = dSᵀ·Q, dV = Pᵀ·dO): on tiles as
+// Cᵀ = Bᵀ·Aᵀ, whose A is bt, B's transpose (n rows of pairs, bt_ld pairs apart: transpose_pairs),
+// and whose B is A as it lies (rows of pairs over A's rows). Null bt: on vdpbf16ps alone.
+void pair_gemm_down(int64_t m, int64_t n, int64_t npairs, float alpha, PairsA a, PairsB b, const bf16* bt,
+                    int64_t bt_ld, bool accumulate, float* c, int64_t ldc) {
+    const int64_t m16 = whole_tiles(m), n16 = whole_tiles(n), p16 = whole_tiles(npairs);
+    const std::optional<backend::TileUnit> unit = backend::tile_unit();
+    if (!unit || bt == nullptr || a.row_step != 1 || m16 == 0 || n16 == 0 || p16 == 0) {
+        vector_pair_gemm(m, n, npairs, alpha, a, b, accumulate, c, ldc);
+        return;
+    }
+    backend::tile_pair_product({.m = n16, .n = m16, .npairs = p16, .alpha = alpha, .a = bt, .a_ld = bt_ld,
+                                .b = a.pairs, .b_ld = a.pair_step, .accumulate = accumulate, .c = c, .ldc = ldc,
+                                .c_transposed = true},
+                               *unit);
+    vector_pair_rest(m, n, npairs, m16, n16, p16, alpha, a, b, accumulate, c, ldc);
+}
+
+// bt (cols rows of pairs, bt_ld pairs apart) = the pairs (npairs rows over cols, ld apart)
+// transposed: pair (p, c) moves to row c, place p.
+void transpose_pairs(const bf16* pairs, int64_t ld, int64_t npairs, int64_t cols, bf16* bt, int64_t bt_ld) {
+    for (int64_t p = 0; p < npairs; p++) {
+        for (int64_t c = 0; c < cols; c++) std::memcpy(bt + 2 * (c * bt_ld + p), pairs + 2 * (p * ld + c), 4);
+    }
 }
 
 // Loads that turn fp32 or bf16 inputs into bf16: 32 consecutive values of a row, and 16 of one
@@ -381,6 +416,11 @@ void attention_backward_bf16(float* dqkv, const float* dout, const float* out, c
         bf16* ds16 = thread_scratch(ds_rows, 2 * kTile * kBlockPairs, no_scratch);
         bf16* dsp = thread_scratch(ds_pairs, 2 * tile_pairs * kKeyBlock, no_scratch);
         bf16* pp = thread_scratch(p_pairs, 2 * tile_pairs * kKeyBlock, no_scratch);
+        // Q's and dO's pairs transposed (HS rows of a tile's query pairs), where tiles take dK and dV.
+        const bool on_tiles = backend::tile_unit().has_value();
+        std::vector<bf16> q_transposed, do_transposed;
+        bf16* qt16 = on_tiles ? thread_scratch(q_transposed, 2 * HS * tile_pairs, no_scratch) : nullptr;
+        bf16* dot16 = on_tiles ? thread_scratch(do_transposed, 2 * HS * tile_pairs, no_scratch) : nullptr;
 #pragma omp for collapse(2) schedule(dynamic)
         for (int64_t b = 0; b < B; b++) {
             // One thread owns a key/value head and every query head of its group, so the
@@ -403,6 +443,10 @@ void attention_backward_bf16(float* dqkv, const float* dout, const float* out, c
                         pack_row_pairs(q, C3, nq, HS, qp, cld);
                         pack_rows(dO, C, nq, HS, do16, np);
                         pack_row_pairs(dO, C, nq, HS, dop, cld);
+                        if (on_tiles) {  // B's transposes for dK's and dV's tiles
+                            transpose_pairs(qp, cld, nqp, HS, qt16, tile_pairs);
+                            transpose_pairs(dop, cld, nqp, HS, dot16, tile_pairs);
+                        }
                         const int64_t tile_key_end = key_end(mask, i0 + nq - 1, kl);
                         for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
                             const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
@@ -423,8 +467,10 @@ void attention_backward_bf16(float* dqkv, const float* dout, const float* out, c
                             const bool more_kv = !(h == kvh * d.group && qt == num_tiles - 1);
                             pair_gemm(nq, HS, pairs_of(nk), 1.0f, {ds16, kBlockPairs, 1}, keys.by_key(j0),
                                       more_q, dq, C3);
-                            pair_gemm(nk, HS, nqp, 1.0f, {dsp, 1, kKeyBlock}, {qp, cld}, more_kv, dk, C3);
-                            pair_gemm(nk, HS, nqp, 1.0f, {pp, 1, kKeyBlock}, {dop, cld}, more_kv, dv, C3);
+                            pair_gemm_down(nk, HS, nqp, 1.0f, {dsp, 1, kKeyBlock}, {qp, cld}, qt16, tile_pairs,
+                                           more_kv, dk, C3);
+                            pair_gemm_down(nk, HS, nqp, 1.0f, {pp, 1, kKeyBlock}, {dop, cld}, dot16, tile_pairs,
+                                           more_kv, dv, C3);
                         }
                     }
                 }

@@ -66,6 +66,25 @@ TEST(AmxTiles, EmulatedProductIsTheSumOfThePairs) {
     }
 }
 
+TEST(AmxTiles, WritesTheProductTransposedWhenAsked) {
+    Operands ops(32, 48, 16);
+    const auto sums = ops.expected(1.0f, false);  // at r · ops.ldc + n
+    constexpr int64_t ldt = 32 + 7;               // Cᵀ's rows: 48 of 32, 7 apart past them
+    std::vector<float> transposed = random_vector(48 * ldt, 4);
+    const std::vector<float> before = transposed;
+    auto p = ops.product(2.0f, true);
+    p.c = transposed.data();
+    p.ldc = ldt;
+    p.c_transposed = true;
+    backend::tile_pair_product(p, backend::TileUnit::Emulated);
+    for (int64_t n = 0; n < 48; n++) {
+        for (int64_t r = 0; r < ldt; r++) {
+            const double want = r < 32 ? 2.0 * sums[r * ops.ldc + n] + before[n * ldt + r] : before[n * ldt + r];
+            ASSERT_NEAR(transposed[n * ldt + r], want, 1e-4 * (1 + std::abs(want))) << r << ", " << n;
+        }
+    }
+}
+
 TEST(AmxTiles, RefusesAProductOfPartTiles) {
     Operands ops(16, 16, 16);
     auto p = ops.product(1.0f, false);

@@ -10,7 +10,11 @@
 //   dK = dSᵀ·Q, dV = Pᵀ·dO A: dS, P by query pairs, read down;    B: Q, dO by query pairs
 // A thread packs the K and V of each (sequence, key/value head) it works on; a query tile's Q and
 // dO, and a block's P and dS, as they are made. An odd count of a summed index ends in a pair whose
-// second half is 0 in both operands. AMX's tiles take B in this same pair layout.
+// second half is 0 in both operands.
+//
+// AMX's tiles take B in this same layout, and A as rows of pairs: where the CPU has them
+// (backend/amx_tiles.h), every product's whole 16 x 16 blocks run on them, dK and dV as their
+// transposes (Qᵀ·dS, dOᵀ·P), and what is left over on vdpbf16ps.
 #include <immintrin.h>
 #include <omp.h>
 

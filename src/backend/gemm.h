@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,12 @@ public:
     // accumulate: s.accumulate must be false.
     virtual void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, uint16_t* c,
                           const float* bias = nullptr) = 0;
+    // The same with a and b in IEEE half precision (fp16), products accumulated in fp32: only
+    // where native_f16() (a logic_error elsewhere).
+    virtual void run_f16(const GemmShape& /*s*/, const uint16_t* /*a*/, const uint16_t* /*b*/, float* /*c*/,
+                         const float* /*bias*/ = nullptr) {
+        throw std::logic_error("run_f16 on a GEMM without fp16 multiplication");
+    }
     virtual std::string_view name() const = 0;
     // Whether run_bf16 multiplies in bf16 on this CPU (rather than widening to fp32 first):
     // kernels that choose between doing less work and running bigger GEMMs ask.
@@ -48,6 +55,9 @@ public:
     // Whether run_bf16 multiplies on matrix tiles (AMX), whose GEMMs favour other shapes than
     // vector units do.
     virtual bool bf16_on_tiles() const { return false; }
+    // Whether run_f16 multiplies fp16 on this CPU: oneDNN has an fp16 matmul for it (AVX512_FP16
+    // or AMX-FP16 CPUs, with a oneDNN that knows them).
+    virtual bool native_f16() const { return false; }
 };
 
 enum class GemmKind { Onednn, Naive };

@@ -56,13 +56,14 @@ bool takes_gemm_kernel(const GemmShape& s, bool has_bias, memory::data_type out)
     return !s.trans_b && !has_bias && out == memory::data_type::f32 && std::min({s.M, s.N, s.K}) >= kGemmKernelMinDim;
 }
 
-// Whether oneDNN has a bf16 matmul on this CPU: asked once with a small shape.
-bool onednn_has_bf16_matmul(const dnnl::engine& engine) {
-    const memory::desc a({16, 16}, memory::data_type::bf16, memory::format_tag::ab);
+// Whether oneDNN has a bf16 (fp16) matmul on this CPU: asked once with a small shape.
+bool onednn_has_matmul(const dnnl::engine& engine, memory::data_type in) {
+    const memory::desc a({16, 16}, in, memory::format_tag::ab);
     const memory::desc c({16, 16}, memory::data_type::f32, memory::format_tag::ab);
     try {
-        matmul_desc(engine, a, a, memory::desc(), c, dnnl::primitive_attr());
-        return true;
+        // Its reference kernel is no matmul to run a model on: hundreds of times slower.
+        return !std::string_view(matmul_desc(engine, a, a, memory::desc(), c, dnnl::primitive_attr()).impl_info_str())
+                    .starts_with("ref");
     } catch (const dnnl::error&) {
         return false;
     }
@@ -177,7 +178,8 @@ bool onednn_bf16_on_tiles() {
 OnednnGemm::OnednnGemm(const OnednnPaths& paths)
     : engine_((cap_onednn_isa(), dnnl::engine::kind::cpu), 0),
       stream_(engine_),
-      native_bf16_(!paths.widen_bf16 && onednn_has_bf16_matmul(engine_)),
+      native_bf16_(!paths.widen_bf16 && onednn_has_matmul(engine_, memory::data_type::bf16)),
+      native_f16_(onednn_has_matmul(engine_, memory::data_type::f16)),
       bf16_on_tiles_(native_bf16_ && onednn_bf16_on_tiles()),
       restride_b_(paths.restride_on_any_isa || below_avx512()),
       gemm_when_b_plain_(native_bf16_ && !bf16_on_tiles_ && !paths.first_choice_kernels) {}
@@ -256,6 +258,15 @@ void OnednnGemm::run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t*
         return;
     }
     execute(s, a, b, c, bias, memory::data_type::bf16, memory::data_type::bf16);
+}
+
+void OnednnGemm::run_f16(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c, const float* bias) {
+    if (!native_f16_) Gemm::run_f16(s, a, b, c, bias);  // refused
+    if (s.K == 0) {  // an empty sum: C (+ bias), whatever the operands
+        NaiveGemm().run(s, nullptr, nullptr, c, bias);
+        return;
+    }
+    execute(s, a, b, c, bias, memory::data_type::f16);
 }
 
 void OnednnGemm::run_bf16_widened(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,

@@ -51,8 +51,10 @@ public:
                   const float* bias) override;
     void run_bf16(const GemmShape& s, const uint16_t* a, const uint16_t* b, uint16_t* c,
                   const float* bias) override;
+    void run_f16(const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c, const float* bias) override;
     std::string_view name() const override { return "onednn"; }
     bool native_bf16() const override { return native_bf16_; }
+    bool native_f16() const override { return native_f16_; }
     bool bf16_on_tiles() const override { return bf16_on_tiles_; }
     // The shape oneDNN is given: s, or s with B copied to a stride whose rows do not collide.
     GemmShape as_executed(GemmShape s) const;
@@ -82,6 +84,7 @@ private:
     dnnl::stream stream_;
     std::map<Key, Entry> cache_;
     bool native_bf16_;
+    bool native_f16_;                     // oneDNN multiplies fp16 here
     bool bf16_on_tiles_;
     bool restride_b_;                     // whether colliding B rows are copied (below AVX-512)
     bool gemm_when_b_plain_;              // whether a bf16 B not transposed takes oneDNN's gemm kernel

@@ -333,6 +333,7 @@ LMFORGE_KERNEL(void, tanh_backward, (float* dinp, const float* dout, const float
 
 // fp16.h
 LMFORGE_KERNEL(void, round_to_fp16, (float* out, const float* in, int64_t n), (out, in, n))
+LMFORGE_KERNEL(void, to_fp16, (uint16_t* out, const float* in, int64_t n), (out, in, n))
 
 // soft_targets.h
 LMFORGE_KERNEL(void, teacher_log_probs,

@@ -12,4 +12,8 @@ namespace lmforge::kernels {
 // fp16 conversion overflows. out may alias in. Multi-threaded.
 void round_to_fp16(float* out, const float* in, int64_t n);
 
+// out (n) = fp16(in (n)) as IEEE half-precision bits, rounded the same way: the operands of a
+// GEMM that multiplies fp16 itself (backend::Gemm::run_f16). Multi-threaded.
+void to_fp16(uint16_t* out, const float* in, int64_t n);
+
 }  // namespace lmforge::kernels

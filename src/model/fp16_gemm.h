@@ -1,6 +1,7 @@
-// The GEMMs of train.precision = "fp16" on a CPU without fp16 arithmetic: every product's two
-// inputs are rounded to fp16 (kernels/fp16.h, F16C) and multiplied by the wrapped GEMM with
-// fp32 accumulation — the numbers an fp16 GEMM with fp32 accumulation computes, overflow to
+// The GEMMs of train.precision = "fp16": every product's two inputs are rounded to fp16
+// (kernels/fp16.h, F16C) and multiplied with fp32 accumulation — by the wrapped GEMM in fp16
+// where it multiplies fp16 itself (native_f16: oneDNN's fp16 matmul, on AVX512_FP16 or AMX-FP16
+// CPUs), elsewhere by its fp32 GEMM on the rounded values: the same numbers, overflow to
 // infinity included, which dynamic loss scaling (optim/loss_scaler.h) watches for. The model
 // itself runs its fp32 path; outputs, bias and accumulation stay fp32.
 #pragma once
@@ -27,11 +28,14 @@ public:
                   const float* bias = nullptr) override {
         inner_->run_bf16(s, a, b, c, bias);
     }
-    std::string_view name() const override { return "fp16 inputs (F16C) + fp32 GEMM"; }
+    std::string_view name() const override {
+        return inner_->native_f16() ? "fp16 inputs (F16C) + fp16 GEMM" : "fp16 inputs (F16C) + fp32 GEMM";
+    }
 
 private:
     std::unique_ptr<backend::Gemm> inner_;
-    std::vector<float> a_, b_;  // the rounded inputs, tight
+    std::vector<float> a_, b_;                // the rounded inputs, tight
+    std::vector<uint16_t> a_half_, b_half_;  // the same as fp16, for an inner GEMM in fp16
 };
 
 }  // namespace lmforge

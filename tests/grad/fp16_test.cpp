@@ -6,8 +6,11 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <vector>
 
 #include "backend/gemm.h"
+#include "core/fp16.h"
 #include "gradcheck.h"
 #include "model/fp16_gemm.h"
 
@@ -48,7 +51,60 @@ TEST(Fp16Rounding, GivesHalfPrecisionsOwnValues) {
     EXPECT_TRUE(std::isnan(out));
 }
 
-// The rounding GEMM against the plain one on pre-rounded, tightly stored inputs.
+TEST(Fp16Rounding, BitsAreTheRoundedValues) {
+    // to_fp16's bits, read back as IEEE half precision, are round_to_fp16's values.
+    auto in = random_vector(77, 9, 1e5f);  // past the largest finite too, and past the vector width
+    in.push_back(0x1p-26f);
+    in.push_back(-0.0f);
+    std::vector<float> rounded(in.size());
+    std::vector<uint16_t> bits(in.size());
+    kernels::round_to_fp16(rounded.data(), in.data(), static_cast<int64_t>(in.size()));
+    kernels::to_fp16(bits.data(), in.data(), static_cast<int64_t>(in.size()));
+    for (size_t i = 0; i < in.size(); i++) {
+        const float back = from_f16(bits[i]);
+        EXPECT_EQ(back, rounded[i]) << "in " << in[i];
+        EXPECT_EQ(std::signbit(back), std::signbit(rounded[i])) << "in " << in[i];
+    }
+}
+
+// A GEMM that multiplies fp16 itself, as oneDNN's fp16 matmul does on CPUs with AVX512_FP16:
+// here the naive GEMM on the fp16 values, so that the fp16 route is tested on every CPU.
+class NaiveF16Gemm final : public backend::Gemm {
+public:
+    void run(const backend::GemmShape& s, const float* a, const float* b, float* c, const float* bias) override {
+        naive_->run(s, a, b, c, bias);
+    }
+    void run_bf16(const backend::GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
+                  const float* bias) override {
+        naive_->run_bf16(s, a, b, c, bias);
+    }
+    void run_bf16(const backend::GemmShape& s, const uint16_t* a, const uint16_t* b, uint16_t* c,
+                  const float* bias) override {
+        naive_->run_bf16(s, a, b, c, bias);
+    }
+    void run_f16(const backend::GemmShape& s, const uint16_t* a, const uint16_t* b, float* c,
+                 const float* bias) override {
+        const auto widen = [](const uint16_t* x, int64_t n) {
+            std::vector<float> w(static_cast<size_t>(n));
+            for (int64_t i = 0; i < n; i++) w[i] = from_f16(x[i]);
+            return w;
+        };
+        const auto wa = widen(a, (s.trans_a ? s.K : s.M) * s.stored_lda());
+        const auto wb = widen(b, (s.trans_b ? s.N : s.K) * s.stored_ldb());
+        f16_calls++;
+        naive_->run(s, wa.data(), wb.data(), c, bias);
+    }
+    std::string_view name() const override { return "naive, fp16 multiplied"; }
+    bool native_f16() const override { return true; }
+
+    int f16_calls = 0;
+
+private:
+    std::unique_ptr<backend::Gemm> naive_ = backend::make_gemm(backend::GemmKind::Naive);
+};
+
+// The rounding GEMM against the plain one on pre-rounded, tightly stored inputs, by both routes:
+// the fp32 GEMM on rounded values, and a GEMM that multiplies fp16 itself.
 TEST(Fp16InputGemm, EqualsThePlainGemmOnRoundedInputs) {
     const int64_t M = 7, N = 19, K = 33;
     for (const bool ta : {false, true}) {
@@ -64,13 +120,19 @@ TEST(Fp16InputGemm, EqualsThePlainGemmOnRoundedInputs) {
                     kernels::round_to_fp16(a16.data() + r * a_cols, a.data() + r * s.lda, a_cols);
                 for (int64_t r = 0; r < b_rows; r++)
                     kernels::round_to_fp16(b16.data() + r * b_cols, b.data() + r * s.ldb, b_cols);
-                std::vector<float> got(M * N), want(M * N);
+                std::vector<float> got(M * N), by_f16(M * N), want(M * N);
                 Fp16InputGemm fp16(backend::make_gemm(backend::GemmKind::Naive));
                 fp16.run(s, a.data(), b.data(), got.data());
+                auto f16_inner = std::make_unique<NaiveF16Gemm>();
+                const NaiveF16Gemm& inner = *f16_inner;
+                Fp16InputGemm fp16_native(std::move(f16_inner));
+                fp16_native.run(s, a.data(), b.data(), by_f16.data());
                 backend::GemmShape tight = s;
                 tight.lda = tight.ldb = 0;
                 backend::make_gemm(backend::GemmKind::Naive)->run(tight, a16.data(), b16.data(), want.data());
                 EXPECT_EQ(got, want) << "trans " << ta << tb << ", extra " << extra;
+                EXPECT_EQ(by_f16, want) << "trans " << ta << tb << ", extra " << extra;
+                EXPECT_EQ(inner.f16_calls, 1);
                 EXPECT_NE(got, std::vector<float>(M * N, 0.0f));
             }
         }

@@ -9,6 +9,7 @@
 #include "backend/gemm_onednn.h"
 #include "backend/peak.h"
 #include "backend/tile_gemm.h"
+#include "core/fp16.h"
 #include "kernels/bf16.h"
 #include "model/precision.h"
 
@@ -347,6 +348,52 @@ TEST(OnednnGemm, SaysTilesOnlyWhereTheCpuHasAmx) {
         EXPECT_TRUE(gemm->native_bf16());
     }
     EXPECT_FALSE(backend::make_gemm(backend::GemmKind::Naive)->bf16_on_tiles());
+}
+
+// fp16 operands of a product: 37 x 130 times (29 x 130)ᵀ, and their fp32 values.
+struct F16Operands {
+    static constexpr int64_t M = 37, N = 29, K = 130;
+    backend::GemmShape shape{.M = M, .N = N, .K = K, .trans_b = true, .accumulate = true};
+    std::vector<uint16_t> a = halves(test::random_vector(M * K, 5)), b = halves(test::random_vector(N * K, 6));
+
+    static std::vector<uint16_t> halves(const std::vector<float>& x) {
+        std::vector<uint16_t> h;
+        for (const float v : x) h.push_back(to_f16(v));
+        return h;
+    }
+    static std::vector<float> values(const std::vector<uint16_t>& h) {
+        std::vector<float> v;
+        for (const uint16_t x : h) v.push_back(from_f16(x));
+        return v;
+    }
+};
+
+TEST(GemmF16, RefusedByAGemmThatDoesNotMultiplyFp16) {
+    F16Operands ops;
+    std::vector<float> c(ops.M * ops.N);
+    auto naive = backend::make_gemm(backend::GemmKind::Naive);
+    EXPECT_FALSE(naive->native_f16());
+    EXPECT_THROW(naive->run_f16(ops.shape, ops.a.data(), ops.b.data(), c.data()), std::logic_error);
+    auto onednn = backend::make_gemm(backend::GemmKind::Onednn);
+    if (!onednn->native_f16()) {
+        EXPECT_THROW(onednn->run_f16(ops.shape, ops.a.data(), ops.b.data(), c.data()), std::logic_error);
+    }
+}
+
+TEST(GemmF16, OnednnEqualsTheFp32GemmOnTheSameValues) {
+    // But for the order of the fp32 sums. oneDNN multiplies fp16 on CPUs with AVX512_FP16 or
+    // AMX-FP16, where it knows them.
+    auto gemm = backend::make_gemm(backend::GemmKind::Onednn);
+    if (!gemm->native_f16()) {
+        GTEST_SKIP() << "oneDNN " << backend::onednn_version() << " has no fp16 matmul on this CPU";
+    }
+    F16Operands ops;
+    auto got = test::random_vector(ops.M * ops.N, 7);
+    auto want = got;
+    gemm->run_f16(ops.shape, ops.a.data(), ops.b.data(), got.data());
+    backend::make_gemm(backend::GemmKind::Naive)
+        ->run(ops.shape, F16Operands::values(ops.a).data(), F16Operands::values(ops.b).data(), want.data());
+    for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::abs(want[i]))) << i;
 }
 
 TEST(Peak, MeasuredAgainKeepsTheHigherFigure) {

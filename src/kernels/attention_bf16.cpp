@@ -329,6 +329,35 @@ private:
 
 // Pairs of a key block's row: the row stride of P and dS by key pairs.
 constexpr int64_t kBlockPairs = kKeyBlock / 2;  // pairs of a row of a key block
+constexpr int64_t kTilePairs = kTile / 2;       // query pairs of a tile
+
+// A query tile's Q or dO in the layouts backward multiplies it in: by rows of channel pairs
+// (A of S, dP), by query pairs (B of dK, dV) and, where tiles take dK and dV, those pairs
+// transposed (A of their transposes on tiles: pair_gemm_down).
+class QueryTile {
+public:
+    QueryTile(const Dims& d, bool transposed, std::atomic<bool>& failed)
+        : HS_(d.HS), np_(d.channel_pairs()), cld_(d.channel_ld()) {
+        rows_ = thread_scratch(rows_buf_, 2 * kTile * np_, failed);
+        pairs_ = thread_scratch(pairs_buf_, 2 * kTilePairs * cld_, failed);
+        if (transposed) transposed_ = thread_scratch(transposed_buf_, 2 * HS_ * kTilePairs, failed);
+    }
+    // x: the tile's first row (nq rows, ld apart).
+    template <class In>
+    void pack(const In* x, int64_t ld, int64_t nq) {
+        pack_rows(x, ld, nq, HS_, rows_, np_);
+        pack_row_pairs(x, ld, nq, HS_, pairs_, cld_);
+        if (transposed_ != nullptr) transpose_pairs(pairs_, cld_, pairs_of(nq), HS_, transposed_, kTilePairs);
+    }
+    PairsA by_rows() const { return {rows_, np_, 1}; }
+    PairsB by_query_pairs() const { return {pairs_, cld_}; }
+    const bf16* transposed() const { return transposed_; }  // kTilePairs pairs apart; null without tiles
+
+private:
+    int64_t HS_, np_, cld_;
+    std::vector<bf16> rows_buf_, pairs_buf_, transposed_buf_;
+    bf16 *rows_ = nullptr, *pairs_ = nullptr, *transposed_ = nullptr;
+};
 
 }  // namespace
 
@@ -400,31 +429,24 @@ template <class In>
 void attention_backward_bf16(float* dqkv, const float* dout, const float* out, const float* lse, const In* qkv,
                              int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask) {
     const Dims d(B, T, C, NH, NKV);
-    const int64_t HS = d.HS, C3 = d.C3, KVC = d.KVC, np = d.channel_pairs(), cld = d.channel_ld();
+    const int64_t HS = d.HS, C3 = d.C3, KVC = d.KVC, np = d.channel_pairs();
     const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
-    const int64_t num_tiles = (T + kTile - 1) / kTile, tile_pairs = kTile / 2;
+    const int64_t num_tiles = (T + kTile - 1) / kTile;
     std::atomic<bool> no_scratch{false};
 #pragma omp parallel
     {
         PackedHead keys(d, true, true, no_scratch), values(d, true, false, no_scratch);
-        // fp32: P and dS of a block; bf16 pairs: Q and dO of a tile by rows (A of S, dP) and by
-        // query pairs (B of dK, dV); dS by rows (A of dQ); dS and P by query pairs (A of dK, dV).
+        const bool on_tiles = backend::tile_unit().has_value();
+        QueryTile q_tile(d, on_tiles, no_scratch), do_tile(d, on_tiles, no_scratch);
+        // fp32: P and dS of a block; bf16 pairs: dS by rows (A of dQ); dS and P by query pairs
+        // (A of dK, dV).
         std::vector<float> p_block, ds_block;
-        std::vector<bf16> q_rows, q_pairs, do_rows, do_pairs, ds_rows, ds_pairs, p_pairs;
+        std::vector<bf16> ds_rows, ds_pairs, p_pairs;
         float* p = thread_scratch(p_block, kTile * kKeyBlock, no_scratch);
         float* ds = thread_scratch(ds_block, kTile * kKeyBlock, no_scratch);
-        bf16* q16 = thread_scratch(q_rows, 2 * kTile * np, no_scratch);
-        bf16* qp = thread_scratch(q_pairs, 2 * tile_pairs * cld, no_scratch);
-        bf16* do16 = thread_scratch(do_rows, 2 * kTile * np, no_scratch);
-        bf16* dop = thread_scratch(do_pairs, 2 * tile_pairs * cld, no_scratch);
         bf16* ds16 = thread_scratch(ds_rows, 2 * kTile * kBlockPairs, no_scratch);
-        bf16* dsp = thread_scratch(ds_pairs, 2 * tile_pairs * kKeyBlock, no_scratch);
-        bf16* pp = thread_scratch(p_pairs, 2 * tile_pairs * kKeyBlock, no_scratch);
-        // Q's and dO's pairs transposed (HS rows of a tile's query pairs), where tiles take dK and dV.
-        const bool on_tiles = backend::tile_unit().has_value();
-        std::vector<bf16> q_transposed, do_transposed;
-        bf16* qt16 = on_tiles ? thread_scratch(q_transposed, 2 * HS * tile_pairs, no_scratch) : nullptr;
-        bf16* dot16 = on_tiles ? thread_scratch(do_transposed, 2 * HS * tile_pairs, no_scratch) : nullptr;
+        bf16* dsp = thread_scratch(ds_pairs, 2 * kTilePairs * kKeyBlock, no_scratch);
+        bf16* pp = thread_scratch(p_pairs, 2 * kTilePairs * kKeyBlock, no_scratch);
 #pragma omp for collapse(2) schedule(dynamic)
         for (int64_t b = 0; b < B; b++) {
             // One thread owns a key/value head and every query head of its group, so the
@@ -443,21 +465,15 @@ void attention_backward_bf16(float* dqkv, const float* dout, const float* out, c
                         float* dq = dqkv + (b * T + i0) * C3 + h * HS;
                         float rowdot[kTile];  // rowsum(dO ∘ O) of each query row
                         for (int64_t r = 0; r < nq; r++) rowdot[r] = row_dot(dO + r * C, out + (b * T + i0 + r) * C + h * HS, HS);
-                        pack_rows(q, C3, nq, HS, q16, np);
-                        pack_row_pairs(q, C3, nq, HS, qp, cld);
-                        pack_rows(dO, C, nq, HS, do16, np);
-                        pack_row_pairs(dO, C, nq, HS, dop, cld);
-                        if (on_tiles) {  // B's transposes for dK's and dV's tiles
-                            transpose_pairs(qp, cld, nqp, HS, qt16, tile_pairs);
-                            transpose_pairs(dop, cld, nqp, HS, dot16, tile_pairs);
-                        }
+                        q_tile.pack(q, C3, nq);
+                        do_tile.pack(dO, C, nq);
                         const int64_t tile_key_end = key_end(mask, i0 + nq - 1, kl);
                         for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
                             const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
                             float* dk = dqkv + (b * T + j0) * C3 + C + kvh * HS;
                             float* dv = dk + KVC;
-                            pair_gemm(nq, nk, np, scale, {q16, np, 1}, keys.by_channel(j0), false, p, kKeyBlock);
-                            pair_gemm(nq, nk, np, 1.0f, {do16, np, 1}, values.by_channel(j0), false, ds,
+                            pair_gemm(nq, nk, np, scale, q_tile.by_rows(), keys.by_channel(j0), false, p, kKeyBlock);
+                            pair_gemm(nq, nk, np, 1.0f, do_tile.by_rows(), values.by_channel(j0), false, ds,
                                       kKeyBlock);  // dP
                             for (int64_t r = 0; r < nq; r++) {
                                 float* dsr = ds + r * kKeyBlock;
@@ -471,10 +487,10 @@ void attention_backward_bf16(float* dqkv, const float* dout, const float* out, c
                             const bool more_kv = !(h == kvh * d.group && qt == num_tiles - 1);
                             pair_gemm(nq, HS, pairs_of(nk), 1.0f, {ds16, kBlockPairs, 1}, keys.by_key(j0),
                                       more_q, dq, C3);
-                            pair_gemm_down(nk, HS, nqp, 1.0f, {dsp, 1, kKeyBlock}, {qp, cld}, qt16, tile_pairs,
-                                           more_kv, dk, C3);
-                            pair_gemm_down(nk, HS, nqp, 1.0f, {pp, 1, kKeyBlock}, {dop, cld}, dot16, tile_pairs,
-                                           more_kv, dv, C3);
+                            pair_gemm_down(nk, HS, nqp, 1.0f, {dsp, 1, kKeyBlock}, q_tile.by_query_pairs(),
+                                           q_tile.transposed(), kTilePairs, more_kv, dk, C3);
+                            pair_gemm_down(nk, HS, nqp, 1.0f, {pp, 1, kKeyBlock}, do_tile.by_query_pairs(),
+                                           do_tile.transposed(), kTilePairs, more_kv, dv, C3);
                         }
                     }
                 }

@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <bit>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
 
+#include "core/bf16.h"
 #include "core/log.h"
 
 namespace lmforge::backend {
@@ -70,9 +70,9 @@ private:
         for (int r = 0; r < kRows; r++) std::memcpy(t[r], static_cast<const char*>(base) + r * stride, kRowBytes);
     }
     static float bf16_at(const Tile& t, int r, int i) {
-        uint16_t h;
+        bf16 h;
         std::memcpy(&h, t[r] + 2 * i, sizeof h);
-        return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+        return from_bf16(h);
     }
 
     Tile c_, a_, b_;
@@ -122,8 +122,8 @@ void product_on(Tiles& tiles, const TilePairProduct& p) {
 bool amx_agrees_with_emulation() {
     constexpr int64_t m = 32, n = 32, npairs = 32;
     std::vector<uint16_t> a(m * npairs * 2), b(npairs * n * 2);
-    for (size_t i = 0; i < a.size(); i++) a[i] = std::bit_cast<uint32_t>(static_cast<float>(int(i * 7 % 9) - 4)) >> 16;
-    for (size_t i = 0; i < b.size(); i++) b[i] = std::bit_cast<uint32_t>(static_cast<float>(int(i * 5 % 7) - 3)) >> 16;
+    for (size_t i = 0; i < a.size(); i++) a[i] = to_bf16(static_cast<float>(int(i * 7 % 9) - 4));
+    for (size_t i = 0; i < b.size(); i++) b[i] = to_bf16(static_cast<float>(int(i * 5 % 7) - 3));
     std::vector<float> on_tiles(m * n, 1.0f), emulated(m * n, 1.0f);
     TilePairProduct p{.m = m, .n = n, .npairs = npairs, .alpha = 1.0f, .a = a.data(), .a_ld = npairs,
                       .b = b.data(), .b_ld = n, .accumulate = true, .c = on_tiles.data(), .ldc = n};

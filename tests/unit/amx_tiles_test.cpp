@@ -2,7 +2,6 @@
 // double, and on AMX against the emulation where the CPU has it.
 #include <gtest/gtest.h>
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -11,13 +10,11 @@
 #include <vector>
 
 #include "backend/amx_tiles.h"
+#include "core/bf16.h"
 #include "test_util.h"
 
 namespace lmforge::test {
 namespace {
-
-uint16_t bf16_of(float x) { return static_cast<uint16_t>(std::bit_cast<uint32_t>(x) >> 16); }
-double value_of(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
 
 // Operands wider than the product (a_ld, b_ld and ldc past m, n and npairs), so that a read or
 // a write out of place shows.
@@ -28,8 +25,8 @@ struct Operands {
 
     Operands(int64_t m_, int64_t n_, int64_t npairs_)
         : m(m_), n(n_), npairs(npairs_), a_ld(npairs_ + 5), b_ld(n_ + 16), ldc(n_ + 3) {
-        for (const float x : random_vector(m * a_ld * 2, 1, 2.0f)) a.push_back(bf16_of(x));
-        for (const float x : random_vector(npairs * b_ld * 2, 2, 2.0f)) b.push_back(bf16_of(x));
+        for (const float x : random_vector(m * a_ld * 2, 1, 2.0f)) a.push_back(to_bf16(x));
+        for (const float x : random_vector(npairs * b_ld * 2, 2, 2.0f)) b.push_back(to_bf16(x));
         c = random_vector(m * ldc, 3);
     }
     backend::TilePairProduct product(float alpha, bool accumulate) {
@@ -43,7 +40,7 @@ struct Operands {
             for (int64_t j = 0; j < n; j++) {
                 double sum = 0;
                 for (int64_t p = 0; p < npairs; p++) {
-                    for (int64_t h = 0; h < 2; h++) sum += value_of(a[2 * (r * a_ld + p) + h]) * value_of(b[2 * (p * b_ld + j) + h]);
+                    for (int64_t h = 0; h < 2; h++) sum += from_bf16(a[2 * (r * a_ld + p) + h]) * from_bf16(b[2 * (p * b_ld + j) + h]);
                 }
                 want[r * ldc + j] = alpha * sum + (accumulate ? c[r * ldc + j] : 0.0);
             }

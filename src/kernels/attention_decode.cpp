@@ -30,7 +30,7 @@ void attention_decode(float* out, const float* q, const float* kcache, const flo
         float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
         for (int64_t j = 0; j < n; j++) {
-            s[j] = fast_exp(s[j] - max);
+            s[j] = fast_exp_nonpositive(s[j] - max);
             sum += s[j];
         }
         float* o = out + h * HS;

@@ -84,7 +84,7 @@ inline float online_softmax_row(float* sr, int64_t nvalid, int64_t nk, bool firs
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < end; j++) {
-        sr[j] = fast_exp(sr[j] - m_new);
+        sr[j] = fast_exp_nonpositive(sr[j] - m_new);
         sum += sr[j];
     }
     std::fill(sr + end, sr + nk, 0.0f);
@@ -102,7 +102,7 @@ inline void softmax_backward_row(float* pr, float* dsr, int64_t nvalid, int64_t 
     std::fill(pr + nvalid, pr + end, kNegInf);  // e^−∞ = 0
 #pragma omp simd
     for (int64_t j = 0; j < end; j++) {
-        const float pj = fast_exp(pr[j] - lse);
+        const float pj = fast_exp_nonpositive(pr[j] - lse);
         pr[j] = pj;
         dsr[j] = pj * (dsr[j] - D) * scale;
     }

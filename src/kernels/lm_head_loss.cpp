@@ -115,13 +115,13 @@ void row_dlogits(float* row, In* drow, int64_t c0, int64_t nc, int64_t t, float 
     if (keep_fp32) {
 #pragma omp simd
         for (int64_t j = 0; j < nc; j++) {
-            const float g = fast_exp(row[j] - lse) * scale;
+            const float g = fast_exp_nonpositive(row[j] - lse) * scale;
             row[j] = g;
             drow[j] = float_to<In>(g);
         }
         if (here) row[t - c0] = at_target;
     } else {
-        store_row(drow, nc, [&](int64_t j) { return fast_exp(row[j] - lse) * scale; });
+        store_row(drow, nc, [&](int64_t j) { return fast_exp_nonpositive(row[j] - lse) * scale; });
     }
     if (here) drow[t - c0] = float_to<In>(at_target);
 }
@@ -200,7 +200,7 @@ void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* 
             const float m_new = std::max(lse[n], block_max);
             float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-            for (int64_t j = 0; j < nc; j++) sum += fast_exp(row[j] - m_new);
+            for (int64_t j = 0; j < nc; j++) sum += fast_exp_nonpositive(row[j] - m_new);
             losses[n] = losses[n] * fast_exp(lse[n] - m_new) + sum;  // exp(-inf) = 0 on the first chunk
             lse[n] = m_new;
             const int64_t t = targets[n];
@@ -279,7 +279,7 @@ void frozen_head_loss(backend::Gemm& gemm, const LmHeadLossShape& s, float* loss
             lse[n] = m;
             const int64_t t = targets[n];
             if (t >= c0 && t < c0 + nc) target_logit[n] = row[t - c0];
-            losses[n] += store_row(exps + n * ld, nc, [&](int64_t j) { return fast_exp(row[j] - m); });
+            losses[n] += store_row(exps + n * ld, nc, [&](int64_t j) { return fast_exp_nonpositive(row[j] - m); });
         }
         run(gemm, {.M = s.N, .N = s.C, .K = nc, .lda = ld, .accumulate = c0 > 0}, exps, wte + c0 * s.C, dx);
     }
@@ -349,7 +349,7 @@ void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* lo
             for (int64_t j = 0; j < s.V; j++) m = row[j] > m ? row[j] : m;
             float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-            for (int64_t j = 0; j < s.V; j++) sum += fast_exp(row[j] - m);
+            for (int64_t j = 0; j < s.V; j++) sum += fast_exp_nonpositive(row[j] - m);
             lse[n] = m + std::log(sum);
             if (row_max != nullptr) row_max[n] = m;
             target_logit[n] = t == kIgnoreIndex ? 0.0f : row[t];

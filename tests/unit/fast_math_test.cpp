@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace lmforge::kernels {
 namespace {
@@ -24,6 +25,22 @@ TEST(FastMath, ExpLimits) {
     EXPECT_EQ(fast_exp(-std::numeric_limits<float>::infinity()), 0.0f);
     EXPECT_EQ(fast_exp(-100.0f), 0.0f);
     EXPECT_EQ(fast_exp(100.0f), std::numeric_limits<float>::infinity());
+}
+
+// The softmax's exp, without the test for overflow: fast_exp's value wherever x <= 0, from a
+// loop the compiler vectorises as the kernels' are.
+TEST(FastMath, ExpOfNonPositiveIsFastExp) {
+    std::vector<float> x;
+    for (float v = -90.0f; v <= 0.0f; v += 0.0007f) x.push_back(v);
+    x.push_back(0.0f);
+    x.push_back(-std::numeric_limits<float>::infinity());
+    std::vector<float> got(x.size());
+#pragma omp simd
+    for (size_t i = 0; i < x.size(); i++) got[i] = fast_exp_nonpositive(x[i]);
+    for (size_t i = 0; i < x.size(); i++) ASSERT_EQ(got[i], fast_exp(x[i])) << "at x = " << x[i];
+    EXPECT_EQ(fast_exp_nonpositive(0.0f), 1.0f);
+    EXPECT_EQ(fast_exp_nonpositive(-100.0f), 0.0f);
+    EXPECT_TRUE(std::isnan(fast_exp_nonpositive(std::numeric_limits<float>::quiet_NaN())));
 }
 
 TEST(FastMath, TanhIsWithinOneMillionthAndSaturates) {

@@ -68,6 +68,19 @@ inline void throw_if_failed(const std::atomic<bool>& failed) {
 // (12% of a bf16 forward); stopping at nvalid left a scalar remainder of exps.
 inline int64_t vector_end(int64_t nvalid, int64_t nk) { return std::min(nk, (nvalid + 15) / 16 * 16); }
 
+constexpr int64_t kLanes = 16;
+
+// Σ of kLanes partial sums, pairwise: as shuffles in vector registers, where the sum of a
+// `#pragma omp simd` reduction became 16 scalar adds in a row, a chain of their latencies.
+inline float pairwise_sum(float* lanes) {
+    static_assert(kLanes == 16);
+#pragma omp simd
+    for (int64_t l = 0; l < 8; l++) lanes[l] += lanes[l + 8];
+#pragma omp simd
+    for (int64_t l = 0; l < 4; l++) lanes[l] += lanes[l + 4];
+    return (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
+}
+
 // Forward, one query row's scores sr[0..nk) of a key block, of which it sees the first nvalid
 // (at least 1): they become exp(s − m) for the row's new running maximum m, the hidden ones 0.
 // The row's running maximum and sum move on; returns the factor by which what the row summed
@@ -81,12 +94,21 @@ inline float online_softmax_row(float* sr, int64_t nvalid, int64_t nk, bool firs
     for (int64_t j = 0; j < end; j++) block_max = sr[j] > block_max ? sr[j] : block_max;
     const float m_new = std::max(row_max, block_max);
     const float correction = first_block ? 0.0f : fast_exp(row_max - m_new);
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < end; j++) {
-        sr[j] = fast_exp_nonpositive(sr[j] - m_new);
-        sum += sr[j];
+    float lanes[kLanes] = {};
+    int64_t j = 0;
+    for (; j + kLanes <= end; j += kLanes) {
+#pragma omp simd
+        for (int64_t l = 0; l < kLanes; l++) {
+            const float e = fast_exp_nonpositive(sr[j + l] - m_new);
+            sr[j + l] = e;
+            lanes[l] += e;
+        }
     }
+    for (int64_t l = 0; j < end; j++, l++) {
+        sr[j] = fast_exp_nonpositive(sr[j] - m_new);
+        lanes[l] += sr[j];
+    }
+    const float sum = pairwise_sum(lanes);
     std::fill(sr + end, sr + nk, 0.0f);
     row_sum = row_sum * correction + sum;
     row_max = m_new;

@@ -60,12 +60,9 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
     fn(f * N * C, a.lnf);
     fn(N, a.lnf_mean);
     fn(N, a.lnf_rstd);
-    fn(N * C, a.proj);
     fn(N * C, a.dres);
     fn(N * C, a.dln);
-    fn(N * C, a.datty);
-    fn(N * 3 * C, a.dqkv);
-    fn(N * 4 * C, a.dfch);
+    fn(N * 4 * C, a.dfch);  // proj, datty and dqkv too: plan_gpt2_acts
     fn(h * N * C, a.lnf_h);
     fn(h * N * 4 * C, a.dout_h);
     fn(h * C, a.dres_sums);
@@ -111,6 +108,13 @@ Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision p
             slot = n > 0 ? arena.alloc<T_>(n) : nullptr;
         },
         [](auto*& slot, auto* from) { slot = from; });
+    // dfch's room is free outside the MLP's backward: in forward it holds proj (in the block
+    // mode's recompute too, which ends before that block's backward starts), and in the
+    // attention's backward datty and dqkv side by side.
+    const int64_t N = B * T, C = cfg.n_embd;
+    acts.proj = acts.dfch;
+    acts.datty = acts.dfch;
+    acts.dqkv = acts.dfch + N * C;
     return acts;
 }
 

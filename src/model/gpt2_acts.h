@@ -55,11 +55,12 @@ struct Gpt2Acts {
     std::vector<Gpt2LayerActs> layers;
     float *lnf = nullptr, *lnf_mean = nullptr, *lnf_rstd = nullptr;  // (N, C), (N), (N)
     float* proj = nullptr;    // (N, C) a projection's output until the residual add consumes it
-    // Backward scratch, reused by every layer.
+    // Backward scratch, reused by every layer. None of proj, dfch and (datty, dqkv) is live
+    // while another is: they share dfch's room.
     float* dres = nullptr;      // (N, C)  gradient of the residual stream
     float* dln = nullptr;       // (N, C)
-    float* datty = nullptr;     // (N, C)
-    float* dqkv = nullptr;      // (N, 3C)
+    float* datty = nullptr;     // (N, C)   at dfch
+    float* dqkv = nullptr;      // (N, 3C)  at dfch + N·C
     float* dfch = nullptr;      // (N, 4C)  d(GELU output), then d(its input) in place
     // Mixed precision (null in fp32): lnf's bf16 copy, one scratch for the gradients fed to
     // other GEMMs, and dres's column sums (for the bias of the projection below a layernorm).

@@ -83,10 +83,10 @@ void Gpt2::attention_branch(int64_t l, const float* residual) {
         attention_forward(a.atty, a.att_lse, a.qkv, B, T, C, NH, NH, {}, attention_math());
     } else {
         attention_forward(a.atty, a.att_lse, a.qkv_h, B, T, C, NH, NH, {}, attention_math());
-        to_bf16(a.atty_h, a.atty, N * C);
+        to_bf16(acts_.atty_h, a.atty, N * C);
     }
     lap("attention_fwd");
-    linear_forward(acts_.proj, a.atty, a.atty_h, w.attn_c_proj_weight, w.attn_c_proj_bias, N, C, C);
+    linear_forward(acts_.proj, a.atty, acts_.atty_h, w.attn_c_proj_weight, w.attn_c_proj_bias, N, C, C);
     lap("matmul_fwd");
     norm(ln2_out(l), a.res2, residual, acts_.proj, N);
     lap("residual_layernorm_fwd");
@@ -286,7 +286,11 @@ void Gpt2::backward_body(WeightGrad mode) {
         norm_backward(dw.ln_2_weight, dw.ln_2_bias, a.res2, ln2_out(l), true);
 
         // Attention branch: res2 = residual + c_proj(attention(c_attn(ln_1(residual)))).
-        projection_backward(acts_.datty, dw.attn_c_proj_weight, dw.attn_c_proj_bias, a.atty, a.atty_h,
+        if (precision_ == Precision::Bf16) {
+            to_bf16(acts_.atty_h, a.atty, N * C);  // c_proj's input, as forward rounded it
+            lap("recompute");
+        }
+        projection_backward(acts_.datty, dw.attn_c_proj_weight, dw.attn_c_proj_bias, a.atty, acts_.atty_h,
                             w.attn_c_proj_weight, C, mode);
         if (precision_ == Precision::Fp32) {
             attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, NH, NH, {},

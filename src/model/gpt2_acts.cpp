@@ -52,7 +52,6 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
         own(l.res3, N * C);
         kept(l.ln1_h, first.ln1_h, h * N * C, keep_pointwise);
         kept(l.qkv_h, first.qkv_h, h * N * 3 * C, keep_block);
-        kept(l.atty_h, first.atty_h, h * N * C, keep_block);
         kept(l.ln2_h, first.ln2_h, h * N * C, keep_pointwise);
         kept(l.fch_h, first.fch_h, h * N * 4 * C, keep_block);
         kept(l.fch_gelu_h, first.fch_gelu_h, h * N * 4 * C, keep_pointwise);
@@ -62,7 +61,7 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
     fn(N, a.lnf_rstd);
     fn(N * C, a.dres);
     fn(N * C, a.dln);
-    fn(N * 4 * C, a.dfch);  // proj, datty and dqkv too: plan_gpt2_acts
+    fn(N * 4 * C, a.dfch);  // proj, datty, dqkv and atty_h too: plan_gpt2_acts
     fn(h * N * C, a.lnf_h);
     fn(h * N * 4 * C, a.dout_h);
     fn(h * C, a.dres_sums);
@@ -108,13 +107,12 @@ Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision p
             slot = n > 0 ? arena.alloc<T_>(n) : nullptr;
         },
         [](auto*& slot, auto* from) { slot = from; });
-    // dfch's room is free outside the MLP's backward: in forward it holds proj (in the block
-    // mode's recompute too, which ends before that block's backward starts), and in the
-    // attention's backward datty and dqkv side by side.
+    // dfch's room, in turns (gpt2_acts.h).
     const int64_t N = B * T, C = cfg.n_embd;
     acts.proj = acts.dfch;
     acts.datty = acts.dfch;
     acts.dqkv = acts.dfch + N * C;
+    if (precision == Precision::Bf16) acts.atty_h = reinterpret_cast<uint16_t*>(acts.dqkv);
     return acts;
 }
 

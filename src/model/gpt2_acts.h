@@ -36,7 +36,8 @@ struct Gpt2LayerActs {
     float* ln1_rstd;  // (N)
     float* qkv;       // (N, 3C)
     float* atty;      // (N, C)  attention output, heads side by side (fp32 in mixed precision
-                      //         too: its backward reads it, kernels/attention.h says why)
+                      //         too: its backward reads it, kernels/attention.h says why; its
+                      //         bf16 copy is Gpt2Acts::atty_h)
     float* att_lse;   // (B, NH, T)
     float* res2;      // (N, C)  residual after attention
     float* ln2;       // (N, C)
@@ -47,21 +48,27 @@ struct Gpt2LayerActs {
     float* res3;      // (N, C)  residual after the MLP: the block's output
     // Mixed precision (null in fp32): the GEMM inputs, and qkv and fch, in bfloat16 (half the
     // bytes of the layer's largest buffers; attention and GELU read them so).
-    uint16_t *ln1_h, *qkv_h, *atty_h, *ln2_h, *fch_h, *fch_gelu_h;
+    uint16_t *ln1_h, *qkv_h, *ln2_h, *fch_h, *fch_gelu_h;
 };
 
 struct Gpt2Acts {
     float* encoded = nullptr;  // (N, C) token + position embedding
     std::vector<Gpt2LayerActs> layers;
     float *lnf = nullptr, *lnf_mean = nullptr, *lnf_rstd = nullptr;  // (N, C), (N), (N)
-    float* proj = nullptr;    // (N, C) a projection's output until the residual add consumes it
-    // Backward scratch, reused by every layer. None of proj, dfch and (datty, dqkv) is live
-    // while another is: they share dfch's room.
-    float* dres = nullptr;      // (N, C)  gradient of the residual stream
-    float* dln = nullptr;       // (N, C)
-    float* datty = nullptr;     // (N, C)   at dfch
-    float* dqkv = nullptr;      // (N, 3C)  at dfch + N·C
-    float* dfch = nullptr;      // (N, 4C)  d(GELU output), then d(its input) in place
+    // dfch's room holds, in turn: proj and atty_h in forward (and in the block mode's
+    // recompute, which ends before that block's backward starts); dfch in the MLP's backward;
+    // datty with atty_h, then datty with dqkv, in the attention's. Nothing in it outlives its turn.
+    float* proj = nullptr;       // (N, C)   at dfch: a projection's output until the residual add
+    // Mixed precision (null in fp32): c_proj's input, atty in bf16, rounded from the layer's
+    // atty where c_proj's forward and backward read it: one pass over N·C floats in backward,
+    // where keeping the copy took N·C bf16 per layer.
+    uint16_t* atty_h = nullptr;  // (N, C)   at dfch + N·C
+    // Backward scratch, reused by every layer.
+    float* dres = nullptr;       // (N, C)   gradient of the residual stream
+    float* dln = nullptr;        // (N, C)
+    float* datty = nullptr;      // (N, C)   at dfch
+    float* dqkv = nullptr;       // (N, 3C)  at dfch + N·C
+    float* dfch = nullptr;       // (N, 4C)  d(GELU output), then d(its input) in place
     // Mixed precision (null in fp32): lnf's bf16 copy, one scratch for the gradients fed to
     // other GEMMs, and dres's column sums (for the bias of the projection below a layernorm).
     uint16_t* lnf_h = nullptr;   // (N, C)

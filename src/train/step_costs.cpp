@@ -228,6 +228,7 @@ void gpt2_backward_block(Ledger& l, const Dims& d, bool first_block) {
     gelu_backward(l, d);
     linear_backward(l, d, d.C, 4 * d.C, {.bias = true, .convert = false});
     layernorm_backward(l, d, true);
+    if (l.half()) l.to_half("recompute", d.N * d.C);  // atty's bf16 copy, for c_proj
     linear_backward(l, d, d.C, d.C, {.bias = true, .convert = false});
     attention_backward(l, d, l.in());
     linear_backward(l, d, d.C, 3 * d.C, {.bias = true});

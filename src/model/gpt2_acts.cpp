@@ -60,7 +60,7 @@ void visit_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision prec
     fn(N, a.lnf_mean);
     fn(N, a.lnf_rstd);
     fn(N * C, a.dres);
-    fn(N * C, a.dln);
+    fn(f * N * C, a.dln);  // in mixed precision at dfch: plan_gpt2_acts
     fn(N * 4 * C, a.dfch);  // proj, datty, dqkv and atty_h too: plan_gpt2_acts
     fn(h * N * C, a.lnf_h);
     fn(h * N * 4 * C, a.dout_h);
@@ -112,7 +112,10 @@ Gpt2Acts plan_gpt2_acts(const Gpt2Config& cfg, int64_t B, int64_t T, Precision p
     acts.proj = acts.dfch;
     acts.datty = acts.dfch;
     acts.dqkv = acts.dfch + N * C;
-    if (precision == Precision::Bf16) acts.atty_h = reinterpret_cast<uint16_t*>(acts.dqkv);
+    if (precision == Precision::Bf16) {
+        acts.atty_h = reinterpret_cast<uint16_t*>(acts.dqkv);
+        acts.dln = acts.dfch;
+    }
     return acts;
 }
 

@@ -56,8 +56,9 @@ struct Gpt2Acts {
     std::vector<Gpt2LayerActs> layers;
     float *lnf = nullptr, *lnf_mean = nullptr, *lnf_rstd = nullptr;  // (N, C), (N), (N)
     // dfch's room holds, in turn: proj and atty_h in forward (and in the block mode's
-    // recompute, which ends before that block's backward starts); dfch in the MLP's backward;
-    // datty with atty_h, then datty with dqkv, in the attention's. Nothing in it outlives its turn.
+    // recompute, which ends before that block's backward starts); in the MLP's backward dfch,
+    // then in mixed precision dln; in the attention's, datty with atty_h, datty with dqkv, then
+    // dln with dqkv. Nothing in it outlives its turn.
     float* proj = nullptr;       // (N, C)   at dfch: a projection's output until the residual add
     // Mixed precision (null in fp32): c_proj's input, atty in bf16, rounded from the layer's
     // atty where c_proj's forward and backward read it: one pass over N·C floats in backward,
@@ -65,7 +66,8 @@ struct Gpt2Acts {
     uint16_t* atty_h = nullptr;  // (N, C)   at dfch + N·C
     // Backward scratch, reused by every layer.
     float* dres = nullptr;       // (N, C)   gradient of the residual stream
-    float* dln = nullptr;        // (N, C)
+    float* dln = nullptr;        // (N, C)   at dfch in mixed precision, where c_fc's backward
+                                 //          reads dout_h, not dfch
     float* datty = nullptr;      // (N, C)   at dfch
     float* dqkv = nullptr;       // (N, 3C)  at dfch + N·C
     float* dfch = nullptr;       // (N, 4C)  d(GELU output), then d(its input) in place

@@ -217,7 +217,9 @@ void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* 
 int64_t lm_head_rows(int64_t N, int64_t V) {
     const int64_t budget = kBlockBytes / (static_cast<int64_t>(sizeof(float)) * std::max<int64_t>(V, 1)) / 64 * 64;
     const int64_t wide = std::max(budget, kWideRows);
-    return std::max(std::min(wide, (N + 1) / 2), std::min<int64_t>(64, std::max<int64_t>(N, 1)));
+    // One block where all rows fit: config A's head (256 rows, bf16, Zen 5, 2 threads) took
+    // 81-87 ms a step in two blocks of 128, 74-78 in one, for 26 MiB more peak RSS.
+    return std::max<int64_t>(std::min(wide, N), 1);
 }
 
 // With bf16 GEMMs on AMX tiles, the two chunked passes beat the one pass despite their extra
@@ -225,7 +227,7 @@ int64_t lm_head_rows(int64_t N, int64_t V) {
 // sums only s.rows deep and rereads all of dwte (fp32) once per block. Config B's head on 2
 // threads (AMX): 249 against 353 ms per step. Everywhere else the GEMM saved wins: in fp32 (and
 // bf16 widened to fp32) 832 against 940 ms; in bf16 on AVX512_BF16 (Zen 5) 340 against 385 ms
-// on B and 83 against 93 ms on config A, for 56 and 18 MiB more peak RSS.
+// on B, for 56 MiB more peak RSS.
 bool lm_head_one_pass(const backend::Gemm& gemm, bool bf16_inputs) { return !bf16_inputs || !gemm.bf16_on_tiles(); }
 
 int64_t lm_head_scratch(int64_t N, int64_t V, bool one_pass) {

@@ -54,8 +54,8 @@ void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float*
 
 // The block lm_head_loss_train uses for N rows of a V-word vocabulary: 64 MiB of fp32 logits
 // in whole multiples of 64 rows, or 256 rows if that is more (a large vocabulary: the GEMMs
-// turn skinny below), and at most half the rows, so the full (N, V) logits never exist; but
-// at least 64 rows (or N if fewer).
+// turn skinny below), and at most N (at least 1). All N rows where their logits fit in 64 MiB:
+// a second block would only make every GEMM half as deep or tall.
 int64_t lm_head_rows(int64_t N, int64_t V);
 
 // Whether lm_head_loss_train takes its one pass with this GEMM (else the chunked passes: bf16

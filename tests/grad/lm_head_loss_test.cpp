@@ -365,11 +365,11 @@ TEST(LmHeadShape, AZeroChunkOrRowBlockIsRefusedNotLoopedOn) {
                  Error);
 }
 
-TEST(LmHeadRows, BlocksStayUnderBudgetAndBelowAllRows) {
-    EXPECT_EQ(kernels::lm_head_rows(256, 50257), 128);    // GPT-2 124M, B=4 T=64: half the rows
+TEST(LmHeadRows, BlocksStayUnderBudget) {
+    EXPECT_EQ(kernels::lm_head_rows(256, 50257), 256);    // GPT-2 124M, B=4 T=64: 49 MiB, one block
     EXPECT_EQ(kernels::lm_head_rows(2048, 50257), 320);   // 320 · 50257 floats: 61 MiB
-    EXPECT_EQ(kernels::lm_head_rows(4096, 65), 2048);     // a small vocabulary: half the rows
-    EXPECT_EQ(kernels::lm_head_rows(100, 50257), 64);     // never skinnier than 64 rows
+    EXPECT_EQ(kernels::lm_head_rows(4096, 65), 4096);     // a small vocabulary: one block
+    EXPECT_EQ(kernels::lm_head_rows(100, 50257), 100);
     EXPECT_EQ(kernels::lm_head_rows(512, 128256), 256);   // Llama 3's vocabulary: 256 rows, not 128
     EXPECT_EQ(kernels::lm_head_rows(4096, 128256), 256);
     EXPECT_EQ(kernels::lm_head_rows(20, 50257), 20);

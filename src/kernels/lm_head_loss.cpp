@@ -126,6 +126,47 @@ void row_dlogits(float* row, In* drow, int64_t c0, int64_t nc, int64_t t, float 
     if (here) drow[t - c0] = float_to<In>(at_target);
 }
 
+// Σ exp(row[j] − m) over a row of n logits whose maximum is m.
+inline float exp_sum(const float* row, int64_t n, float m) {
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; j++) sum += fast_exp_nonpositive(row[j] - m);
+    return sum;
+}
+
+// The same, with each exp(row[j] − m) written over row[j]: row_dlogits_from_exps then scales
+// them, where exp(row[j] − lse) would take each exponential again.
+inline float exps_in_place(float* row, int64_t n, float m) {
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; j++) {
+        const float e = fast_exp_nonpositive(row[j] - m);
+        row[j] = e;
+        sum += e;
+    }
+    return sum;
+}
+
+// row_dlogits over a whole row (V columns) from its exponentials against the row's maximum
+// (exps_in_place) and their sum: softmax_j = exps[j] / sum.
+template <class In>
+void row_dlogits_from_exps(float* exps, In* drow, int64_t V, int64_t t, float sum, float dloss, bool keep_fp32) {
+    const float scale = t == kIgnoreIndex ? 0.0f : dloss, k = scale / sum;
+    const float at_target = t != kIgnoreIndex ? exps[t] * k - scale : 0.0f;
+    if (keep_fp32) {
+#pragma omp simd
+        for (int64_t j = 0; j < V; j++) {
+            const float g = exps[j] * k;
+            exps[j] = g;
+            drow[j] = float_to<In>(g);
+        }
+        if (t != kIgnoreIndex) exps[t] = at_target;
+    } else {
+        store_row(drow, V, [&](int64_t j) { return exps[j] * k; });
+    }
+    if (t != kIgnoreIndex) drow[t] = float_to<In>(at_target);
+}
+
 // One row's dlogits with distillation's soft term (SoftTargets), over all V columns, from its
 // logits, maximum m and log-sum-exp; returns T² · KL. Zero where t is ignored.
 template <class In>
@@ -349,18 +390,17 @@ void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* lo
             float m = -std::numeric_limits<float>::infinity();
 #pragma omp simd reduction(max : m)
             for (int64_t j = 0; j < s.V; j++) m = row[j] > m ? row[j] : m;
-            float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-            for (int64_t j = 0; j < s.V; j++) sum += fast_exp_nonpositive(row[j] - m);
+            target_logit[n] = t == kIgnoreIndex ? 0.0f : row[t];
+            // The soft term reads the logits again; otherwise the exponentials replace them.
+            const float sum = soft != nullptr ? exp_sum(row, s.V, m) : exps_in_place(row, s.V, m);
             lse[n] = m + std::log(sum);
             if (row_max != nullptr) row_max[n] = m;
-            target_logit[n] = t == kIgnoreIndex ? 0.0f : row[t];
             losses[n] = t == kIgnoreIndex ? 0.0f : lse[n] - target_logit[n];
             if (soft != nullptr) {
                 soft->kl[n] = row_soft_dlogits(row, dlogits + i * ld, s.V, t, m, lse[n], dloss, *soft,
                                                soft->logp + n * s.V, keep_fp32);
             } else {
-                row_dlogits(row, dlogits + i * ld, 0, s.V, t, lse[n], dloss, keep_fp32);
+                row_dlogits_from_exps(row, dlogits + i * ld, s.V, t, sum, dloss, keep_fp32);
             }
         }
         if (dbias != nullptr) bias_backward(dbias, dlogits_fp32, nr, s.V);

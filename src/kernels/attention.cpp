@@ -119,8 +119,11 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
     // tile, taken first, as it sees every key any tile sees. Keys no query sees are zeroed.
     backend::prepare_tile_gemm();
     std::atomic<bool> no_scratch{false};
+    std::vector<float> row_dot_sums;
+    float* dots = thread_scratch(row_dot_sums, B * NH * T, no_scratch);  // rowsum(dO ∘ O), as lse
 #pragma omp parallel
     {
+        if (dots != nullptr) attention_tiling::row_dots(dots, dout, out, B, T, C, NH);
         std::vector<float> p_block, ds_block;  // (query, key)
         float* p = thread_scratch(p_block, kTile * kKeyBlock, no_scratch);
         float* ds = thread_scratch(ds_block, kTile * kKeyBlock, no_scratch);
@@ -129,7 +132,7 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
             // One thread owns a key/value head and every query head of its group, so the
             // group's contributions to dK and dV add up without any two threads writing them.
             for (int64_t kvh = 0; kvh < NKV; kvh++) {
-                if (p == nullptr || ds == nullptr) continue;
+                if (p == nullptr || ds == nullptr || dots == nullptr) continue;
                 const int64_t kl = key_len_of(mask, b, T);
                 for (int64_t h = kvh * group; h < (kvh + 1) * group; h++) {
                     const float* row_lse = lse + (b * NH + h) * T;
@@ -138,9 +141,7 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
                         const float* q = qkv + (b * T + i0) * C3 + h * HS;
                         const float* dO = dout + (b * T + i0) * C + h * HS;
                         float* dq = dqkv + (b * T + i0) * C3 + h * HS;
-                        float rowdot[kTile];  // rowsum(dO ∘ O) of each query row
-                        for (int64_t r = 0; r < nq; r++)
-                            rowdot[r] = attention_tiling::row_dot(dO + r * C, out + (b * T + i0 + r) * C + h * HS, HS);
+                        const float* rowdot = dots + (b * NH + h) * T + i0;
                         const int64_t tile_key_end = key_end(mask, i0 + nq - 1, kl);
                         for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
                             const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;

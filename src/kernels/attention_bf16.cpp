@@ -433,8 +433,11 @@ void attention_backward_bf16(float* dqkv, const float* dout, const float* out, c
     const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
     const int64_t num_tiles = (T + kTile - 1) / kTile;
     std::atomic<bool> no_scratch{false};
+    std::vector<float> row_dot_sums;
+    float* dots = thread_scratch(row_dot_sums, B * NH * T, no_scratch);  // rowsum(dO ∘ O), as lse
 #pragma omp parallel
     {
+        if (dots != nullptr) row_dots(dots, dout, out, B, T, C, NH);
         PackedHead keys(d, true, true, no_scratch), values(d, true, false, no_scratch);
         const bool on_tiles = backend::tile_unit().has_value();
         QueryTile q_tile(d, on_tiles, no_scratch), do_tile(d, on_tiles, no_scratch);
@@ -463,8 +466,7 @@ void attention_backward_bf16(float* dqkv, const float* dout, const float* out, c
                         const In* q = qkv + (b * T + i0) * C3 + h * HS;
                         const float* dO = dout + (b * T + i0) * C + h * HS;
                         float* dq = dqkv + (b * T + i0) * C3 + h * HS;
-                        float rowdot[kTile];  // rowsum(dO ∘ O) of each query row
-                        for (int64_t r = 0; r < nq; r++) rowdot[r] = row_dot(dO + r * C, out + (b * T + i0 + r) * C + h * HS, HS);
+                        const float* rowdot = dots + (b * NH + h) * T + i0;
                         q_tile.pack(q, C3, nq);
                         do_tile.pack(dO, C, nq);
                         const int64_t tile_key_end = key_end(mask, i0 + nq - 1, kl);

@@ -6,7 +6,8 @@
 // the logits and dlogits buffers (N · Vp floats and bf16s: 600 MiB at B=8, T=256 for GPT-2's
 // vocabulary). Training, which knows backward follows, takes a third way without that price:
 // lm_head_loss_train, forward and backward at once over blocks of rows with all their logits
-// (at most 64 MiB). Padded columns V..Vp-1 of the embedding never enter the loss.
+// (at most 64 MiB: all N rows, the full logits, where they fit in that). Padded columns
+// V..Vp-1 of the embedding never enter the loss.
 //
 // In is float, or bf16 in mixed precision (GEMM inputs in bf16, logits and sums in fp32).
 // Same semantics as crossentropy_forward/backward after logits = x · wteᵀ + bias (tested so).

@@ -103,27 +103,34 @@ float store_row(In* drow, int64_t n, G&& g) {
     return sum;
 }
 
+// A row's n dlogits: g(j) (read from row[j] alone) written as In to drow (which may lie over
+// row: store_row) and, when keep_fp32, also in fp32 over row (for dbias's column sums in mixed
+// precision; drow is then elsewhere); column target (−1: none here) gets at_target instead.
+template <class In, class G>
+void write_dlogits(float* row, In* drow, int64_t n, int64_t target, float at_target, bool keep_fp32, G&& g) {
+    if (keep_fp32) {
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) {
+            const float v = g(j);
+            row[j] = v;
+            drow[j] = float_to<In>(v);
+        }
+        if (target >= 0) row[target] = at_target;
+    } else {
+        store_row(drow, n, g);
+    }
+    if (target >= 0) drow[target] = float_to<In>(at_target);
+}
+
 // One row's dlogits over vocabulary columns [c0, c0 + nc): (softmax − one-hot(t)) · dloss,
-// from the row's logits and log-sum-exp; zero where t is ignored. Written as In to drow
-// (which may lie over row: store_row) and, when keep_fp32, also in fp32 over the logits (for
-// dbias's column sums in mixed precision; drow is then elsewhere).
+// from the row's logits and log-sum-exp; zero where t is ignored (write_dlogits).
 template <class In>
 void row_dlogits(float* row, In* drow, int64_t c0, int64_t nc, int64_t t, float lse, float dloss, bool keep_fp32) {
     const float scale = t == kIgnoreIndex ? 0.0f : dloss;
     const bool here = t >= c0 && t < c0 + nc;
     const float at_target = here ? (fast_exp(row[t - c0] - lse) - 1.0f) * scale : 0.0f;
-    if (keep_fp32) {
-#pragma omp simd
-        for (int64_t j = 0; j < nc; j++) {
-            const float g = fast_exp_nonpositive(row[j] - lse) * scale;
-            row[j] = g;
-            drow[j] = float_to<In>(g);
-        }
-        if (here) row[t - c0] = at_target;
-    } else {
-        store_row(drow, nc, [&](int64_t j) { return fast_exp_nonpositive(row[j] - lse) * scale; });
-    }
-    if (here) drow[t - c0] = float_to<In>(at_target);
+    write_dlogits(row, drow, nc, here ? t - c0 : -1, at_target, keep_fp32,
+                  [&](int64_t j) { return fast_exp_nonpositive(row[j] - lse) * scale; });
 }
 
 // Σ exp(row[j] − m) over a row of n logits whose maximum is m.
@@ -153,18 +160,8 @@ template <class In>
 void row_dlogits_from_exps(float* exps, In* drow, int64_t V, int64_t t, float sum, float dloss, bool keep_fp32) {
     const float scale = t == kIgnoreIndex ? 0.0f : dloss, k = scale / sum;
     const float at_target = t != kIgnoreIndex ? exps[t] * k - scale : 0.0f;
-    if (keep_fp32) {
-#pragma omp simd
-        for (int64_t j = 0; j < V; j++) {
-            const float g = exps[j] * k;
-            exps[j] = g;
-            drow[j] = float_to<In>(g);
-        }
-        if (t != kIgnoreIndex) exps[t] = at_target;
-    } else {
-        store_row(drow, V, [&](int64_t j) { return exps[j] * k; });
-    }
-    if (t != kIgnoreIndex) drow[t] = float_to<In>(at_target);
+    write_dlogits(exps, drow, V, t != kIgnoreIndex ? t : -1, at_target, keep_fp32,
+                  [&](int64_t j) { return exps[j] * k; });
 }
 
 // One row's dlogits with distillation's soft term (SoftTargets), over all V columns, from its
@@ -239,9 +236,7 @@ void lm_head_loss_forward(backend::Gemm& gemm, const LmHeadLossShape& s, float* 
 #pragma omp simd reduction(max : block_max)
             for (int64_t j = 0; j < nc; j++) block_max = row[j] > block_max ? row[j] : block_max;  // vectorises; std::max does not
             const float m_new = std::max(lse[n], block_max);
-            float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-            for (int64_t j = 0; j < nc; j++) sum += fast_exp_nonpositive(row[j] - m_new);
+            const float sum = exp_sum(row, nc, m_new);
             losses[n] = losses[n] * fast_exp(lse[n] - m_new) + sum;  // exp(-inf) = 0 on the first chunk
             lse[n] = m_new;
             const int64_t t = targets[n];

@@ -251,8 +251,54 @@ void Gpt2::forward_body(const int32_t* inputs) {
     }
 }
 
-void Gpt2::backward_body(WeightGrad mode) {
+// The MLP branch: res3 = res2 + c_proj(gelu(c_fc(ln_2(res2)))).
+void Gpt2::mlp_backward(int64_t l, const Gpt2LayerParams& dw, WeightGrad mode) {
+    const int64_t N = B_ * T_, C = cfg_.n_embd;
+    const Gpt2LayerParams& w = p_.h[l];
+    const Gpt2LayerActs& a = acts_.layers[l];
+    projection_backward(acts_.dfch, dw.mlp_c_proj_weight, dw.mlp_c_proj_bias, a.fch_gelu, a.fch_gelu_h,
+                        w.mlp_c_proj_weight, 4 * C, mode);
+    if (precision_ == Precision::Fp32) {
+        gelu_backward(acts_.dfch, acts_.dfch, a.fch, N * 4 * C);  // in place: d(GELU output) is not read again
+        lap("gelu_bwd");
+        linear_backward(acts_.dln, dw.c_fc_weight, dw.c_fc_bias, acts_.dfch, a.ln2, a.ln2_h, w.c_fc_weight, N, C,
+                        4 * C, mode);
+    } else {  // c_fc's GEMMs read the gradient in bf16: written so at once, with c_fc's bias sums
+        gelu_backward_bf16_bias(acts_.dout_h, dw.c_fc_bias, acts_.dfch, a.fch_h, N, 4 * C);
+        lap("gelu_bwd");
+        matmul_backward_bf16(gemm_, acts_.dln, dw.c_fc_weight, nullptr, nullptr, acts_.dout_h, a.ln2_h,
+                             half(w.c_fc_weight), N, C, 4 * C, mode);
+    }
+    lap("matmul_bwd");
+    norm_backward(dw.ln_2_weight, dw.ln_2_bias, a.res2, ln2_out(l), true);
+}
+
+// The attention branch: res2 = residual + c_proj(attention(c_attn(ln_1(residual)))).
+void Gpt2::attention_branch_backward(int64_t l, const float* residual, const Gpt2LayerParams& dw, WeightGrad mode) {
     const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd, NH = cfg_.n_head;
+    const Gpt2LayerParams& w = p_.h[l];
+    const Gpt2LayerActs& a = acts_.layers[l];
+    if (precision_ == Precision::Bf16) {
+        to_bf16(acts_.atty_h, a.atty, N * C);  // c_proj's input, as forward rounded it
+        lap("recompute");
+    }
+    projection_backward(acts_.datty, dw.attn_c_proj_weight, dw.attn_c_proj_bias, a.atty, acts_.atty_h,
+                        w.attn_c_proj_weight, C, mode);
+    if (precision_ == Precision::Fp32) {
+        attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, NH, NH, {}, attention_math());
+    } else {
+        attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv_h, B, T, C, NH, NH, {},
+                           attention_math());
+    }
+    lap("attention_bwd");
+    linear_backward(acts_.dln, dw.c_attn_weight, dw.c_attn_bias, acts_.dqkv, a.ln1, a.ln1_h, w.c_attn_weight, N, C,
+                    3 * C, mode);
+    lap("matmul_bwd");
+    norm_backward(dw.ln_1_weight, dw.ln_1_bias, residual, ln1_out(l), l > 0);
+}
+
+void Gpt2::backward_body(WeightGrad mode) {
+    const int64_t B = B_, T = T_, N = B * T, C = cfg_.n_embd;
     const float* last = cfg_.n_layer > 0 ? acts_.layers.back().res3 : acts_.encoded;
     zero(acts_.dres, N * C);
     lap("zero_scratch");
@@ -261,49 +307,12 @@ void Gpt2::backward_body(WeightGrad mode) {
 
     // acts_.dres holds d(loss)/d(block output); each block adds its branches' gradients to it.
     for (int64_t l = cfg_.n_layer - 1; l >= 0; l--) {
-        const Gpt2LayerParams& w = p_.h[l];
         open_grads(block_begin_[l], block_begin_[l + 1]);
         const Gpt2LayerParams dw = layer_grads(l);
-        const Gpt2LayerActs& a = acts_.layers[l];
         const float* residual = l > 0 ? acts_.layers[l - 1].res3 : acts_.encoded;
         recompute_block(l, residual);
-
-        // MLP branch: res3 = res2 + c_proj(gelu(c_fc(ln_2(res2)))).
-        projection_backward(acts_.dfch, dw.mlp_c_proj_weight, dw.mlp_c_proj_bias, a.fch_gelu, a.fch_gelu_h,
-                            w.mlp_c_proj_weight, 4 * C, mode);
-        if (precision_ == Precision::Fp32) {
-            gelu_backward(acts_.dfch, acts_.dfch, a.fch, N * 4 * C);  // in place: d(GELU output) is not read again
-            lap("gelu_bwd");
-            linear_backward(acts_.dln, dw.c_fc_weight, dw.c_fc_bias, acts_.dfch, a.ln2, a.ln2_h, w.c_fc_weight,
-                            N, C, 4 * C, mode);
-        } else {  // c_fc's GEMMs read the gradient in bf16: written so at once, with c_fc's bias sums
-            gelu_backward_bf16_bias(acts_.dout_h, dw.c_fc_bias, acts_.dfch, a.fch_h, N, 4 * C);
-            lap("gelu_bwd");
-            matmul_backward_bf16(gemm_, acts_.dln, dw.c_fc_weight, nullptr, nullptr, acts_.dout_h, a.ln2_h,
-                                 half(w.c_fc_weight), N, C, 4 * C, mode);
-        }
-        lap("matmul_bwd");
-        norm_backward(dw.ln_2_weight, dw.ln_2_bias, a.res2, ln2_out(l), true);
-
-        // Attention branch: res2 = residual + c_proj(attention(c_attn(ln_1(residual)))).
-        if (precision_ == Precision::Bf16) {
-            to_bf16(acts_.atty_h, a.atty, N * C);  // c_proj's input, as forward rounded it
-            lap("recompute");
-        }
-        projection_backward(acts_.datty, dw.attn_c_proj_weight, dw.attn_c_proj_bias, a.atty, acts_.atty_h,
-                            w.attn_c_proj_weight, C, mode);
-        if (precision_ == Precision::Fp32) {
-            attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, C, NH, NH, {},
-                               attention_math());
-        } else {
-            attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv_h, B, T, C, NH, NH, {},
-                               attention_math());
-        }
-        lap("attention_bwd");
-        linear_backward(acts_.dln, dw.c_attn_weight, dw.c_attn_bias, acts_.dqkv, a.ln1, a.ln1_h,
-                        w.c_attn_weight, N, C, 3 * C, mode);
-        lap("matmul_bwd");
-        norm_backward(dw.ln_1_weight, dw.ln_1_bias, residual, ln1_out(l), l > 0);
+        mlp_backward(l, dw, mode);
+        attention_branch_backward(l, residual, dw, mode);
         grads_ready(block_begin_[l], block_begin_[l + 1]);
     }
     open_grads(p_.wpe - params_.data(), block_begin_.front());

@@ -81,6 +81,12 @@ private:
     LayerNormOut ln2_out(int64_t l) const;
     // GELU of block l's c_fc output into the GEMM input of its precision (fch_gelu or _h).
     void gelu_forward_layer(int64_t l);
+    // Block l's backward, in forward's steps reversed, from acts_.dres down to it: the MLP
+    // branch (→ dres through ln_2), then the attention branch (→ dres through ln_1). dw: where
+    // its gradients go (layer_grads).
+    void mlp_backward(int64_t l, const Gpt2LayerParams& dw, kernels::WeightGrad mode);
+    void attention_branch_backward(int64_t l, const float* residual, const Gpt2LayerParams& dw,
+                                   kernels::WeightGrad mode);
     // Before block l's backward, in recompute mode: what it did not keep, from its input.
     void recompute_block(int64_t l, const float* residual);
     void linear_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp,

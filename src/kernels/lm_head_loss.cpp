@@ -340,6 +340,33 @@ void frozen_head_loss(backend::Gemm& gemm, const LmHeadLossShape& s, float* loss
     }
 }
 
+// Where the one pass puts each row n's figures: its loss, lse, target's logit and, if asked,
+// maximum.
+struct RowStats {
+    float *losses, *lse, *target_logit, *row_max;
+};
+
+// Row n of the one pass, from its V logits (bias added) in row: its figures into st and its
+// dlogits into drow. The soft term reads the logits again; otherwise the exponentials replace
+// them.
+template <class In>
+void one_pass_row(float* row, In* drow, int64_t V, int64_t n, int64_t t, const RowStats& st, float dloss,
+                  bool keep_fp32, const SoftTargets* soft) {
+    float m = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : m)
+    for (int64_t j = 0; j < V; j++) m = row[j] > m ? row[j] : m;
+    st.target_logit[n] = t == kIgnoreIndex ? 0.0f : row[t];
+    const float sum = soft != nullptr ? exp_sum(row, V, m) : exps_in_place(row, V, m);
+    st.lse[n] = m + std::log(sum);
+    if (st.row_max != nullptr) st.row_max[n] = m;
+    st.losses[n] = t == kIgnoreIndex ? 0.0f : st.lse[n] - st.target_logit[n];
+    if (soft != nullptr) {
+        soft->kl[n] = row_soft_dlogits(row, drow, V, t, m, st.lse[n], dloss, *soft, soft->logp + n * V, keep_fp32);
+    } else {
+        row_dlogits_from_exps(row, drow, V, t, sum, dloss, keep_fp32);
+    }
+}
+
 }  // namespace
 
 template <class In>
@@ -378,25 +405,11 @@ void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* lo
         const int64_t nr = std::min(s.N, r0 + rows) - r0;
         const In* xb = x + r0 * s.C;
         run(gemm, {.M = nr, .N = s.V, .K = s.C, .trans_b = true}, xb, wte, logits_block, bias);
+        const RowStats stats{losses, lse, target_logit, row_max};
 #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < nr; i++) {
-            const int64_t n = r0 + i, t = targets[n];
-            float* row = logits_block + i * s.V;
-            float m = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : m)
-            for (int64_t j = 0; j < s.V; j++) m = row[j] > m ? row[j] : m;
-            target_logit[n] = t == kIgnoreIndex ? 0.0f : row[t];
-            // The soft term reads the logits again; otherwise the exponentials replace them.
-            const float sum = soft != nullptr ? exp_sum(row, s.V, m) : exps_in_place(row, s.V, m);
-            lse[n] = m + std::log(sum);
-            if (row_max != nullptr) row_max[n] = m;
-            losses[n] = t == kIgnoreIndex ? 0.0f : lse[n] - target_logit[n];
-            if (soft != nullptr) {
-                soft->kl[n] = row_soft_dlogits(row, dlogits + i * ld, s.V, t, m, lse[n], dloss, *soft,
-                                               soft->logp + n * s.V, keep_fp32);
-            } else {
-                row_dlogits_from_exps(row, dlogits + i * ld, s.V, t, sum, dloss, keep_fp32);
-            }
+            one_pass_row(logits_block + i * s.V, dlogits + i * ld, s.V, r0 + i, targets[r0 + i], stats, dloss,
+                         keep_fp32, soft);
         }
         if (dbias != nullptr) bias_backward(dbias, dlogits_fp32, nr, s.V);
         run(gemm, {.M = nr, .N = s.C, .K = s.V, .lda = ld}, dlogits, wte, dx + r0 * s.C);

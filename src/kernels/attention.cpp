@@ -20,13 +20,11 @@
 namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 using attention_tiling::kKeyBlock;
-using attention_tiling::kNegInf;
 using attention_tiling::kTile;
 using attention_tiling::key_end;
 using attention_tiling::key_len_of;
 using attention_tiling::thread_scratch;
 using attention_tiling::throw_if_failed;
-using attention_tiling::visible_keys;
 using backend::tile_gemm;
 
 #if LMFORGE_ISA_AVX512
@@ -67,31 +65,19 @@ void attention_forward(float* out, float* lse, const float* qkv, int64_t B, int6
                 for (int64_t qt = num_tiles - 1; qt >= 0; qt--) {  // longest rows first
                     if (s == nullptr) continue;
                     const int64_t i0 = qt * kTile, nq = std::min(T, i0 + kTile) - i0;
-                    const int64_t kl = key_len_of(mask, b, T), tile_key_end = key_end(mask, i0 + nq - 1, kl);
                     const float* q = qkv + (b * T + i0) * C3 + h * HS;
+                    const float* k = qkv + b * T * C3 + C + h / group * HS;
                     float* o = out + (b * T + i0) * C + h * HS;
-                    float row_max[kTile], row_sum[kTile];
-                    std::fill_n(row_max, nq, kNegInf);
-                    std::fill_n(row_sum, nq, 0.0f);
-                    for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
-                        const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
-                        const float* k = qkv + (b * T + j0) * C3 + C + h / group * HS;
-                        const float* v = k + KVC;
-                        tile_gemm(nq, nk, HS, scale, q, {false, C3}, k, {true, C3}, 0.0f, s, kKeyBlock);
-                        for (int64_t r = 0; r < nq; r++) {
-                            const float correction = attention_tiling::online_softmax_row(
-                                s + r * kKeyBlock, visible_keys(mask, i0 + r, kl, j0, nk), nk, j0 == 0, row_max[r],
-                                row_sum[r]);
-                            if (j0 > 0) {
-                                float* orow = o + r * C;
-#pragma omp simd
-                                for (int64_t d = 0; d < HS; d++) orow[d] *= correction;
-                            }
-                        }
-                        tile_gemm(nq, HS, nk, 1.0f, s, {false, kKeyBlock}, v, {false, C3}, j0 == 0 ? 0.0f : 1.0f, o,
-                                  C);
-                    }
-                    attention_tiling::finish_rows(o, C, nq, HS, row_max, row_sum, lse + (b * NH + h) * T + i0);
+                    attention_tiling::forward_tile(
+                        {i0, nq, key_len_of(mask, b, T), o, C, HS, lse + (b * NH + h) * T + i0}, mask, s,
+                        [&](int64_t j0, int64_t nk) {
+                            tile_gemm(nq, nk, HS, scale, q, {false, C3}, k + j0 * C3, {true, C3}, 0.0f, s, kKeyBlock);
+                        },
+                        [](int64_t, int64_t) {},
+                        [&](int64_t j0, int64_t nk) {
+                            tile_gemm(nq, HS, nk, 1.0f, s, {false, kKeyBlock}, k + j0 * C3 + KVC, {false, C3},
+                                      j0 == 0 ? 0.0f : 1.0f, o, C);
+                        });
                 }
             }
         }
@@ -109,14 +95,11 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
 #else
     (void)math;
 #endif
-    const int64_t HS = C / NH, C3 = C + 2 * NKV * HS, KVC = NKV * HS, group = NH / NKV;
+    const int64_t HS = C / NH, C3 = C + 2 * NKV * HS, KVC = NKV * HS;
     const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
-    const int64_t num_tiles = (T + kTile - 1) / kTile;
-
     // With P = softmax(S) recomputed from lse and dP = dO·Vᵀ:  dS = P ∘ (dP − rowsum(dO ∘ O)),
-    // dQ = scale·dS·K,  dK = scale·dSᵀ·Q,  dV = Pᵀ·dO. Each output row is first written (beta 0)
-    // by the first pair that reaches it: dQ's by key block 0; dK's and dV's by the last query
-    // tile, taken first, as it sees every key any tile sees. Keys no query sees are zeroed.
+    // dQ = scale·dS·K,  dK = scale·dSᵀ·Q,  dV = Pᵀ·dO, block by block (BackwardBlock says which
+    // writes its outputs' rows first). Keys no query sees are zeroed.
     backend::prepare_tile_gemm();
     std::atomic<bool> no_scratch{false};
     std::vector<float> row_dot_sums;
@@ -127,44 +110,29 @@ void attention_backward(float* dqkv, const float* dout, const float* out, const 
         std::vector<float> p_block, ds_block;  // (query, key)
         float* p = thread_scratch(p_block, kTile * kKeyBlock, no_scratch);
         float* ds = thread_scratch(ds_block, kTile * kKeyBlock, no_scratch);
+        const auto block = [&](const attention_tiling::BackwardBlock& k) {
+            const float* q = qkv + (k.b * T + k.i0) * C3 + k.h * HS;
+            const float* dO = dout + (k.b * T + k.i0) * C + k.h * HS;
+            const float* kp = qkv + (k.b * T + k.j0) * C3 + C + k.kvh * HS;
+            float* dq = dqkv + (k.b * T + k.i0) * C3 + k.h * HS;
+            float* dk = dqkv + (k.b * T + k.j0) * C3 + C + k.kvh * HS;
+            tile_gemm(k.nq, k.nk, HS, scale, q, {false, C3}, kp, {true, C3}, 0.0f, p, kKeyBlock);
+            tile_gemm(k.nq, k.nk, HS, 1.0f, dO, {false, C}, kp + KVC, {true, C3}, 0.0f, ds, kKeyBlock);  // dP
+            attention_tiling::softmax_backward_block(p, ds, k, mask, T, lse, dots, NH, scale, [](int64_t) {});
+            const float first_q = k.first_q ? 0.0f : 1.0f, first_kv = k.first_kv ? 0.0f : 1.0f;
+            tile_gemm(k.nq, HS, k.nk, 1.0f, ds, {false, kKeyBlock}, kp, {false, C3}, first_q, dq, C3);
+            tile_gemm(k.nk, HS, k.nq, 1.0f, ds, {true, kKeyBlock}, q, {false, C3}, first_kv, dk, C3);
+            tile_gemm(k.nk, HS, k.nq, 1.0f, p, {true, kKeyBlock}, dO, {false, C}, first_kv, dk + KVC, C3);
+        };
 #pragma omp for collapse(2) schedule(dynamic)
         for (int64_t b = 0; b < B; b++) {
             // One thread owns a key/value head and every query head of its group, so the
             // group's contributions to dK and dV add up without any two threads writing them.
             for (int64_t kvh = 0; kvh < NKV; kvh++) {
                 if (p == nullptr || ds == nullptr || dots == nullptr) continue;
-                const int64_t kl = key_len_of(mask, b, T);
-                for (int64_t h = kvh * group; h < (kvh + 1) * group; h++) {
-                    const float* row_lse = lse + (b * NH + h) * T;
-                    for (int64_t qt = num_tiles - 1; qt >= 0; qt--) {
-                        const int64_t i0 = qt * kTile, nq = std::min(T, i0 + kTile) - i0;
-                        const float* q = qkv + (b * T + i0) * C3 + h * HS;
-                        const float* dO = dout + (b * T + i0) * C + h * HS;
-                        float* dq = dqkv + (b * T + i0) * C3 + h * HS;
-                        const float* rowdot = dots + (b * NH + h) * T + i0;
-                        const int64_t tile_key_end = key_end(mask, i0 + nq - 1, kl);
-                        for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
-                            const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
-                            const float* k = qkv + (b * T + j0) * C3 + C + kvh * HS;
-                            const float* v = k + KVC;
-                            float* dk = dqkv + (b * T + j0) * C3 + C + kvh * HS;
-                            float* dv = dk + KVC;
-                            tile_gemm(nq, nk, HS, scale, q, {false, C3}, k, {true, C3}, 0.0f, p, kKeyBlock);
-                            tile_gemm(nq, nk, HS, 1.0f, dO, {false, C}, v, {true, C3}, 0.0f, ds, kKeyBlock);  // dP
-                            for (int64_t r = 0; r < nq; r++)
-                                attention_tiling::softmax_backward_row(p + r * kKeyBlock, ds + r * kKeyBlock,
-                                                                       visible_keys(mask, i0 + r, kl, j0, nk), nk,
-                                                                       row_lse[i0 + r], rowdot[r], scale);
-                            const float first_q = j0 == 0 ? 0.0f : 1.0f;
-                            const float first_kv = h == kvh * group && qt == num_tiles - 1 ? 0.0f : 1.0f;
-                            tile_gemm(nq, HS, nk, 1.0f, ds, {false, kKeyBlock}, k, {false, C3}, first_q, dq, C3);
-                            tile_gemm(nk, HS, nq, 1.0f, ds, {true, kKeyBlock}, q, {false, C3}, first_kv, dk, C3);
-                            tile_gemm(nk, HS, nq, 1.0f, p, {true, kKeyBlock}, dO, {false, C}, first_kv, dv, C3);
-                        }
-                    }
-                }
-                attention_tiling::zero_unseen_keys(dqkv + b * T * C3 + C + kvh * HS, C3, KVC, HS, key_end(mask, T - 1, kl),
-                                                   T);
+                attention_tiling::for_each_backward_block(mask, b, kvh, T, NH / NKV, block);
+                attention_tiling::zero_unseen_keys(dqkv + b * T * C3 + C + kvh * HS, C3, KVC, HS,
+                                                   key_end(mask, T - 1, key_len_of(mask, b, T)), T);
             }
         }
     }

@@ -359,6 +359,93 @@ private:
     bf16 *rows_ = nullptr, *pairs_ = nullptr, *transposed_ = nullptr;
 };
 
+// A key block's P and dS (query, key; kKeyBlock apart) in fp32, as the products and the softmax
+// make them, and in bf16 as the products that read them take them: dS by rows (A of dQ), dS and
+// P by query pairs (A of dK, dV, read down).
+class ScoreBlock {
+public:
+    explicit ScoreBlock(std::atomic<bool>& failed) {
+        p_ = thread_scratch(p_buf_, kTile * kKeyBlock, failed);
+        ds_ = thread_scratch(ds_buf_, kTile * kKeyBlock, failed);
+        ds_rows_ = thread_scratch(ds_rows_buf_, 2 * kTile * kBlockPairs, failed);
+        ds_pairs_ = thread_scratch(ds_pairs_buf_, 2 * kTilePairs * kKeyBlock, failed);
+        p_pairs_ = thread_scratch(p_pairs_buf_, 2 * kTilePairs * kKeyBlock, failed);
+    }
+    float* p() const { return p_; }
+    float* ds() const { return ds_; }
+    // dS's row r (nk keys) into its pairs by rows.
+    void pack_ds_row(int64_t r, int64_t nk) const {
+        pack_rows(ds_ + r * kKeyBlock, kKeyBlock, 1, nk, ds_rows_ + 2 * r * kBlockPairs, kBlockPairs);
+    }
+    void pack_by_query_pairs(int64_t nq, int64_t nk) const {
+        pack_row_pairs(ds_, kKeyBlock, nq, nk, ds_pairs_, kKeyBlock);
+        pack_row_pairs(p_, kKeyBlock, nq, nk, p_pairs_, kKeyBlock);
+    }
+    PairsA ds_by_rows() const { return {ds_rows_, kBlockPairs, 1}; }
+    PairsA ds_down() const { return {ds_pairs_, 1, kKeyBlock}; }
+    PairsA p_down() const { return {p_pairs_, 1, kKeyBlock}; }
+
+private:
+    std::vector<float> p_buf_, ds_buf_;
+    std::vector<bf16> ds_rows_buf_, ds_pairs_buf_, p_pairs_buf_;
+    float *p_ = nullptr, *ds_ = nullptr;
+    bf16 *ds_rows_ = nullptr, *ds_pairs_ = nullptr, *p_pairs_ = nullptr;
+};
+
+// What one thread of backward packs: the K and V of the head it works on, a query tile's Q and
+// dO, and a key block's P and dS.
+struct BackwardScratch {
+    BackwardScratch(const Dims& d, std::atomic<bool>& failed)
+        : keys(d, true, true, failed),
+          values(d, true, false, failed),
+          q_tile(d, backend::tile_unit().has_value(), failed),
+          do_tile(d, backend::tile_unit().has_value(), failed),
+          block(failed) {}
+    PackedHead keys, values;
+    QueryTile q_tile, do_tile;
+    ScoreBlock block;
+};
+
+// A backward call's arguments (kernels/attention.h), as its blocks read them; dots: rowsum(dO ∘ O)
+// (row_dots).
+template <class In>
+struct BackwardCall {
+    float* dqkv;
+    const float* dout;
+    const float* lse;
+    const float* dots;
+    const In* qkv;
+    Dims d;
+    const AttentionMask& mask;
+    float scale() const { return 1.0f / std::sqrt(static_cast<float>(d.HS)); }
+};
+
+// One key block of backward (attention_tiling::BackwardBlock), its key/value head packed:
+// dS = P ∘ (dP − rowsum(dO ∘ O)), then its parts of dQ = dS·K, dK = dSᵀ·Q and dV = Pᵀ·dO.
+template <class In>
+void backward_block(const BackwardCall<In>& a, const BackwardBlock& k, BackwardScratch& s) {
+    const Dims& d = a.d;
+    const int64_t q_row = k.b * d.T + k.i0, np = d.channel_pairs(), nkp = pairs_of(k.nk), nqp = pairs_of(k.nq);
+    if (k.first_q) {
+        s.q_tile.pack(a.qkv + q_row * d.C3 + k.h * d.HS, d.C3, k.nq);
+        s.do_tile.pack(a.dout + q_row * d.C + k.h * d.HS, d.C, k.nq);
+    }
+    const ScoreBlock& blk = s.block;
+    pair_gemm(k.nq, k.nk, np, a.scale(), s.q_tile.by_rows(), s.keys.by_channel(k.j0), false, blk.p(), kKeyBlock);
+    pair_gemm(k.nq, k.nk, np, 1.0f, s.do_tile.by_rows(), s.values.by_channel(k.j0), false, blk.ds(), kKeyBlock);
+    softmax_backward_block(blk.p(), blk.ds(), k, a.mask, d.T, a.lse, a.dots, d.NH, a.scale(),
+                           [&](int64_t r) { blk.pack_ds_row(r, k.nk); });
+    blk.pack_by_query_pairs(k.nq, k.nk);
+    float* dq = a.dqkv + q_row * d.C3 + k.h * d.HS;
+    float* dk = a.dqkv + (k.b * d.T + k.j0) * d.C3 + d.C + k.kvh * d.HS;
+    float* dv = dk + d.KVC;
+    pair_gemm(k.nq, d.HS, nkp, 1.0f, blk.ds_by_rows(), s.keys.by_key(k.j0), !k.first_q, dq, d.C3);
+    pair_gemm_down(k.nk, d.HS, nqp, 1.0f, blk.ds_down(), s.q_tile.by_query_pairs(), s.q_tile.transposed(), kTilePairs,
+                   !k.first_kv, dk, d.C3);
+    pair_gemm_down(k.nk, d.HS, nqp, 1.0f, blk.p_down(), s.do_tile.by_query_pairs(), s.do_tile.transposed(),
+                   kTilePairs, !k.first_kv, dv, d.C3);
+}
+
 }  // namespace
 
 bool attention_has_bf16_math() {
@@ -392,32 +479,22 @@ void attention_forward_bf16(float* out, float* lse, const In* qkv, int64_t B, in
                 for (int64_t qt = num_tiles - 1; qt >= 0; qt--) {  // longest rows first
                     if (no_scratch) continue;
                     const int64_t i0 = qt * kTile, nq = std::min(T, i0 + kTile) - i0, g = h / d.group;
-                    const int64_t kl = key_len_of(mask, b, T), tile_key_end = key_end(mask, i0 + nq - 1, kl);
                     float* o = out + (b * T + i0) * C + h * HS;
                     keys.pack(qkv + b * T * d.C3 + C + g * HS, d.C3);
                     values.pack(qkv + b * T * d.C3 + C + d.KVC + g * HS, d.C3);
                     pack_rows(qkv + (b * T + i0) * d.C3 + h * HS, d.C3, nq, HS, q16, np);
-                    float row_max[kTile], row_sum[kTile];
-                    std::fill_n(row_max, nq, kNegInf);
-                    std::fill_n(row_sum, nq, 0.0f);
-                    for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
-                        const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
-                        pair_gemm(nq, nk, np, scale, {q16, np, 1}, keys.by_channel(j0), false, s, kKeyBlock);
-                        for (int64_t r = 0; r < nq; r++) {
-                            float* sr = s + r * kKeyBlock;
-                            const float correction = online_softmax_row(
-                                sr, visible_keys(mask, i0 + r, kl, j0, nk), nk, j0 == 0, row_max[r], row_sum[r]);
-                            pack_rows(sr, kKeyBlock, 1, nk, p16 + 2 * r * kBlockPairs, kBlockPairs);  // still in L1
-                            if (j0 > 0) {
-                                float* orow = o + r * C;
-#pragma omp simd
-                                for (int64_t c = 0; c < HS; c++) orow[c] *= correction;
-                            }
-                        }
-                        pair_gemm(nq, HS, pairs_of(nk), 1.0f, {p16, kBlockPairs, 1}, values.by_key(j0), j0 > 0,
-                                  o, C);
-                    }
-                    finish_rows(o, C, nq, HS, row_max, row_sum, lse + (b * NH + h) * T + i0);
+                    forward_tile(
+                        {i0, nq, key_len_of(mask, b, T), o, C, HS, lse + (b * NH + h) * T + i0}, mask, s,
+                        [&](int64_t j0, int64_t nk) {
+                            pair_gemm(nq, nk, np, scale, {q16, np, 1}, keys.by_channel(j0), false, s, kKeyBlock);
+                        },
+                        [&](int64_t r, int64_t nk) {
+                            pack_rows(s + r * kKeyBlock, kKeyBlock, 1, nk, p16 + 2 * r * kBlockPairs, kBlockPairs);
+                        },
+                        [&](int64_t j0, int64_t nk) {
+                            pair_gemm(nq, HS, pairs_of(nk), 1.0f, {p16, kBlockPairs, 1}, values.by_key(j0), j0 > 0,
+                                      o, C);
+                        });
                 }
             }
         }
@@ -428,75 +505,27 @@ void attention_forward_bf16(float* out, float* lse, const In* qkv, int64_t B, in
 template <class In>
 void attention_backward_bf16(float* dqkv, const float* dout, const float* out, const float* lse, const In* qkv,
                              int64_t B, int64_t T, int64_t C, int64_t NH, int64_t NKV, const AttentionMask& mask) {
-    const Dims d(B, T, C, NH, NKV);
-    const int64_t HS = d.HS, C3 = d.C3, KVC = d.KVC, np = d.channel_pairs();
-    const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
-    const int64_t num_tiles = (T + kTile - 1) / kTile;
     std::atomic<bool> no_scratch{false};
     std::vector<float> row_dot_sums;
     float* dots = thread_scratch(row_dot_sums, B * NH * T, no_scratch);  // rowsum(dO ∘ O), as lse
+    const BackwardCall<In> call{dqkv, dout, lse, dots, qkv, Dims(B, T, C, NH, NKV), mask};
+    const Dims& d = call.d;
 #pragma omp parallel
     {
         if (dots != nullptr) row_dots(dots, dout, out, B, T, C, NH);
-        PackedHead keys(d, true, true, no_scratch), values(d, true, false, no_scratch);
-        const bool on_tiles = backend::tile_unit().has_value();
-        QueryTile q_tile(d, on_tiles, no_scratch), do_tile(d, on_tiles, no_scratch);
-        // fp32: P and dS of a block; bf16 pairs: dS by rows (A of dQ); dS and P by query pairs
-        // (A of dK, dV).
-        std::vector<float> p_block, ds_block;
-        std::vector<bf16> ds_rows, ds_pairs, p_pairs;
-        float* p = thread_scratch(p_block, kTile * kKeyBlock, no_scratch);
-        float* ds = thread_scratch(ds_block, kTile * kKeyBlock, no_scratch);
-        bf16* ds16 = thread_scratch(ds_rows, 2 * kTile * kBlockPairs, no_scratch);
-        bf16* dsp = thread_scratch(ds_pairs, 2 * kTilePairs * kKeyBlock, no_scratch);
-        bf16* pp = thread_scratch(p_pairs, 2 * kTilePairs * kKeyBlock, no_scratch);
+        BackwardScratch scratch(d, no_scratch);
 #pragma omp for collapse(2) schedule(dynamic)
         for (int64_t b = 0; b < B; b++) {
             // One thread owns a key/value head and every query head of its group, so the
             // group's contributions to dK and dV add up without any two threads writing them.
             for (int64_t kvh = 0; kvh < NKV; kvh++) {
                 if (no_scratch) continue;
-                const int64_t kl = key_len_of(mask, b, T);
-                keys.pack(qkv + b * T * C3 + C + kvh * HS, C3);
-                values.pack(qkv + b * T * C3 + C + KVC + kvh * HS, C3);
-                for (int64_t h = kvh * d.group; h < (kvh + 1) * d.group; h++) {
-                    const float* row_lse = lse + (b * NH + h) * T;
-                    for (int64_t qt = num_tiles - 1; qt >= 0; qt--) {
-                        const int64_t i0 = qt * kTile, nq = std::min(T, i0 + kTile) - i0, nqp = pairs_of(nq);
-                        const In* q = qkv + (b * T + i0) * C3 + h * HS;
-                        const float* dO = dout + (b * T + i0) * C + h * HS;
-                        float* dq = dqkv + (b * T + i0) * C3 + h * HS;
-                        const float* rowdot = dots + (b * NH + h) * T + i0;
-                        q_tile.pack(q, C3, nq);
-                        do_tile.pack(dO, C, nq);
-                        const int64_t tile_key_end = key_end(mask, i0 + nq - 1, kl);
-                        for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
-                            const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
-                            float* dk = dqkv + (b * T + j0) * C3 + C + kvh * HS;
-                            float* dv = dk + KVC;
-                            pair_gemm(nq, nk, np, scale, q_tile.by_rows(), keys.by_channel(j0), false, p, kKeyBlock);
-                            pair_gemm(nq, nk, np, 1.0f, do_tile.by_rows(), values.by_channel(j0), false, ds,
-                                      kKeyBlock);  // dP
-                            for (int64_t r = 0; r < nq; r++) {
-                                float* dsr = ds + r * kKeyBlock;
-                                softmax_backward_row(p + r * kKeyBlock, dsr, visible_keys(mask, i0 + r, kl, j0, nk),
-                                                     nk, row_lse[i0 + r], rowdot[r], scale);
-                                pack_rows(dsr, kKeyBlock, 1, nk, ds16 + 2 * r * kBlockPairs, kBlockPairs);  // in L1
-                            }
-                            pack_row_pairs(ds, kKeyBlock, nq, nk, dsp, kKeyBlock);
-                            pack_row_pairs(p, kKeyBlock, nq, nk, pp, kKeyBlock);
-                            const bool more_q = j0 > 0;
-                            const bool more_kv = !(h == kvh * d.group && qt == num_tiles - 1);
-                            pair_gemm(nq, HS, pairs_of(nk), 1.0f, {ds16, kBlockPairs, 1}, keys.by_key(j0),
-                                      more_q, dq, C3);
-                            pair_gemm_down(nk, HS, nqp, 1.0f, {dsp, 1, kKeyBlock}, q_tile.by_query_pairs(),
-                                           q_tile.transposed(), kTilePairs, more_kv, dk, C3);
-                            pair_gemm_down(nk, HS, nqp, 1.0f, {pp, 1, kKeyBlock}, do_tile.by_query_pairs(),
-                                           do_tile.transposed(), kTilePairs, more_kv, dv, C3);
-                        }
-                    }
-                }
-                zero_unseen_keys(dqkv + b * T * C3 + C + kvh * HS, C3, KVC, HS, key_end(mask, T - 1, kl), T);
+                scratch.keys.pack(qkv + b * T * d.C3 + C + kvh * d.HS, d.C3);
+                scratch.values.pack(qkv + b * T * d.C3 + C + d.KVC + kvh * d.HS, d.C3);
+                for_each_backward_block(mask, b, kvh, T, d.group,
+                                        [&](const BackwardBlock& k) { backward_block(call, k, scratch); });
+                zero_unseen_keys(dqkv + b * T * d.C3 + C + kvh * d.HS, d.C3, d.KVC, d.HS,
+                                 key_end(mask, T - 1, key_len_of(mask, b, T)), T);
             }
         }
     }

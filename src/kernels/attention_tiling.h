@@ -166,6 +166,92 @@ inline void finish_rows(float* o, int64_t C, int64_t nq, int64_t HS, const float
     }
 }
 
+// The walks below are templates compiled, like all of this file, for the baseline level
+// (kernels/isa_begin.h): each is always inlined, so that its loops and the softmax rows in them
+// take the calling kernel's level. (Left to GCC, forward_tile stayed a call, and config C's bf16
+// forward ran its softmax on SSE: 2.5 ms became 3.7.)
+// One query tile of forward: queries i0..i0+nq-1 of one (sequence, head) whose keys past
+// key_len are padding; it writes their output rows o (C apart, HS channels) and log-sum-exps.
+struct ForwardTile {
+    int64_t i0, nq, key_len;
+    float* o;
+    int64_t C, HS;
+    float* lse;
+};
+
+// A tile's forward, key block by key block, with the online softmax: scores(j0, nk) writes the
+// block's scaled scores S into s (kKeyBlock apart); each row becomes P, which packed(r, nk) sees
+// while it is still in L1, and its output so far is rescaled to the row's new maximum;
+// values(j0, nk) adds P·V to the output (writes it, in block 0). At the end, each output row is
+// divided by its sum.
+template <class Scores, class Packed, class Values>
+[[gnu::always_inline]] inline void forward_tile(const ForwardTile& t, const AttentionMask& mask, float* s,
+                                                Scores&& scores, Packed&& packed, Values&& values) {
+    float row_max[kTile], row_sum[kTile];
+    std::fill_n(row_max, t.nq, kNegInf);
+    std::fill_n(row_sum, t.nq, 0.0f);
+    const int64_t tile_key_end = key_end(mask, t.i0 + t.nq - 1, t.key_len);
+    for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
+        const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
+        scores(j0, nk);
+        for (int64_t r = 0; r < t.nq; r++) {
+            const int64_t nvalid = visible_keys(mask, t.i0 + r, t.key_len, j0, nk);
+            const float correction = online_softmax_row(s + r * kKeyBlock, nvalid, nk, j0 == 0, row_max[r], row_sum[r]);
+            packed(r, nk);
+            if (j0 > 0) {
+                float* orow = t.o + r * t.C;
+#pragma omp simd
+                for (int64_t d = 0; d < t.HS; d++) orow[d] *= correction;
+            }
+        }
+        values(j0, nk);
+    }
+    finish_rows(t.o, t.C, t.nq, t.HS, row_max, row_sum, t.lse);
+}
+
+// One key block of backward: queries i0..i0+nq-1 of query head h in sequence b, against keys
+// j0..j0+nk-1 of its key/value head kvh. Each output row is first written (not added to) by the
+// first block that reaches it: dQ's rows by their tile's first block (first_q), dK's and dV's by
+// the first tile of the group (first_kv).
+struct BackwardBlock {
+    int64_t b, h, kvh, i0, nq, j0, nk, key_len;
+    bool first_q, first_kv;
+};
+
+// Calls visit(block) for every key block of the key/value head kvh of sequence b: each query
+// head of kvh's group, and its query tiles from the last, which sees every key any tile sees.
+template <class Visit>
+[[gnu::always_inline]] inline void for_each_backward_block(const AttentionMask& mask, int64_t b, int64_t kvh,
+                                                           int64_t T, int64_t group, Visit&& visit) {
+    const int64_t kl = key_len_of(mask, b, T), num_tiles = (T + kTile - 1) / kTile;
+    for (int64_t h = kvh * group; h < (kvh + 1) * group; h++) {
+        for (int64_t qt = num_tiles - 1; qt >= 0; qt--) {
+            const int64_t i0 = qt * kTile, nq = std::min(T, i0 + kTile) - i0;
+            const int64_t tile_key_end = key_end(mask, i0 + nq - 1, kl);
+            const bool first_tile = h == kvh * group && qt == num_tiles - 1;
+            for (int64_t j0 = 0; j0 < tile_key_end; j0 += kKeyBlock) {
+                const int64_t nk = std::min(tile_key_end, j0 + kKeyBlock) - j0;
+                visit(BackwardBlock{b, h, kvh, i0, nq, j0, nk, kl, j0 == 0, first_tile});
+            }
+        }
+    }
+}
+
+// Backward's softmax over a block's rows (softmax_backward_row), p and ds kKeyBlock apart; then
+// after_row(r) while row r is still in L1. lse and D: the block's sequence and head, as row_dots.
+template <class AfterRow>
+[[gnu::always_inline]] inline void softmax_backward_block(float* p, float* ds, const BackwardBlock& k,
+                                                          const AttentionMask& mask, int64_t T, const float* lse,
+                                                          const float* D, int64_t NH, float scale,
+                                                          AfterRow&& after_row) {
+    const int64_t row0 = (k.b * NH + k.h) * T + k.i0;
+    for (int64_t r = 0; r < k.nq; r++) {
+        softmax_backward_row(p + r * kKeyBlock, ds + r * kKeyBlock, visible_keys(mask, k.i0 + r, k.key_len, k.j0, k.nk),
+                             k.nk, lse[row0 + r], D[row0 + r], scale);
+        after_row(r);
+    }
+}
+
 // Backward: zero dK and dV (row stride C3, dv at dk + KVC) of keys first..T-1, which no query
 // sees.
 inline void zero_unseen_keys(float* dk, int64_t C3, int64_t KVC, int64_t HS, int64_t first, int64_t T) {

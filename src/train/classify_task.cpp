@@ -66,13 +66,7 @@ public:
     void next_batch(Batch& batch) override { fill(batch, data_.train, batches_.next()); }
     nlohmann::json data_state() const override { return batches_.state(); }
     void restore(const nlohmann::json& state) override { batches_.restore(state, cfg_.data.dir); }
-    std::vector<std::string> data_files() const override {
-        std::vector<std::string> files;
-        for (const char* f : {"train.safetensors", "val.safetensors", "test.safetensors", "labels.json"}) {
-            files.push_back(cfg_.data.dir + "/" + f);
-        }
-        return files;
-    }
+    std::vector<std::string> data_files() const override { return split_files(cfg_.data.dir, "labels.json"); }
 
     Evaluation evaluate(Model& model, Communicator& comm) override {
         const SplitEval e = evaluate_split(model, comm, data_.val);
@@ -121,16 +115,7 @@ LabelledData ClassifyTask::load(const TrainConfig& cfg) {
                          "prepare it with lmforge prepare --label-field NAME");
     }
     LabelledData data = load_labelled_dir(cfg.data.dir);
-    if (data.train.size() == 0) throw InputError(fmt::format("{}: the training split is empty", cfg.data.dir));
-    if (data.val.size() == 0) {
-        throw InputError(fmt::format("{}: the validation split is empty: the best checkpoint is chosen on it",
-                                     cfg.data.dir),
-                         "prepare the data with --val-fraction above 0");
-    }
-    if (data.test.size() == 0) {
-        throw InputError(fmt::format("{}: the test split is empty: the run ends in a test report on it", cfg.data.dir),
-                         "prepare the data with --test-fraction above 0");
-    }
+    check_splits(cfg.data.dir, data.train.size(), data.val.size(), data.test.size());
     return data;
 }
 
@@ -158,19 +143,15 @@ void ClassifyTask::fill(Batch& batch, const LabelledSplit& s, const std::vector<
 SplitEval ClassifyTask::evaluate_split(Model& model, Communicator& comm, const LabelledSplit& s) const {
     const int64_t L = classes();
     SplitEval e{0.0, ConfusionMatrix(L)};
-    std::vector<int64_t> mine;  // this process's share: examples r, r + world, ...
-    for (int64_t i = comm.rank(); i < s.size(); i += comm.size()) mine.push_back(i);
     Batch batch;
-    for (size_t begin = 0; begin < mine.size(); begin += static_cast<size_t>(plan_.B)) {
-        const std::vector<int64_t> idx(mine.begin() + static_cast<int64_t>(begin),
-                                       mine.begin() + static_cast<int64_t>(std::min(mine.size(), begin + plan_.B)));
+    for_each_batch_of_share(s.size(), comm.rank(), comm.size(), plan_.B, [&](const std::vector<int64_t>& idx) {
         fill(batch, s, idx);
         e.loss += model.forward(batch).sum;
         for (int64_t b = 0; b < batch.B; b++) {
             const float* row = model.class_logits() + b * L;
             e.matrix.add(batch.labels[b], static_cast<int32_t>(std::max_element(row, row + L) - row));
         }
-    }
+    });
     std::vector<double> sums(e.matrix.counts().begin(), e.matrix.counts().end());
     sums.push_back(e.loss);
     comm.allreduce_sum(sums.data(), static_cast<int64_t>(sums.size()));

@@ -54,4 +54,24 @@ void EpochBatches::restore(const nlohmann::json& state, const std::string& where
     position_ = position;
 }
 
+std::vector<std::string> split_files(const std::string& dir, const char* meta) {
+    std::vector<std::string> files;
+    for (const char* f : {"train.safetensors", "val.safetensors", "test.safetensors", meta}) {
+        files.push_back(dir + "/" + f);
+    }
+    return files;
+}
+
+void check_splits(const std::string& dir, int64_t train, int64_t val, int64_t test) {
+    if (train == 0) throw InputError(fmt::format("{}: the training split is empty", dir));
+    if (val == 0) {
+        throw InputError(fmt::format("{}: the validation split is empty: the best checkpoint is chosen on it", dir),
+                         "prepare the data with --val-fraction above 0");
+    }
+    if (test == 0) {
+        throw InputError(fmt::format("{}: the test split is empty: the run ends in a test report on it", dir),
+                         "prepare the data with --test-fraction above 0");
+    }
+}
+
 }  // namespace lmforge

@@ -4,7 +4,9 @@
 // would have taken, without replaying anything.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -46,5 +48,25 @@ private:
     BatchPlan plan_;
     int64_t epoch_ = 0, position_ = 0;
 };
+
+// The data files of an epoch-based task in dir: its three splits' shards and `meta`, the file
+// that says what the examples are (labels.json, instructions.json).
+std::vector<std::string> split_files(const std::string& dir, const char* meta);
+
+// InputError naming dir where a split is empty: training needs examples, the best checkpoint is
+// chosen on the validation split, and the run ends in a report on the test split.
+void check_splits(const std::string& dir, int64_t train, int64_t val, int64_t test);
+
+// This process's share of a split of n examples for evaluation (examples rank, rank + world, ...)
+// in batches of at most B: visit(indices) for each.
+template <class Visit>
+void for_each_batch_of_share(int64_t n, int64_t rank, int64_t world, int64_t B, Visit&& visit) {
+    std::vector<int64_t> mine;
+    for (int64_t i = rank; i < n; i += world) mine.push_back(i);
+    for (size_t begin = 0; begin < mine.size(); begin += static_cast<size_t>(B)) {
+        const auto end = mine.begin() + static_cast<int64_t>(std::min(mine.size(), begin + static_cast<size_t>(B)));
+        visit(std::vector<int64_t>(mine.begin() + static_cast<int64_t>(begin), end));
+    }
+}
 
 }  // namespace lmforge

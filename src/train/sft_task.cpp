@@ -48,13 +48,7 @@ public:
     void next_batch(Batch& batch) override { fill(batch, data_.train, batches_.next()); }
     nlohmann::json data_state() const override { return batches_.state(); }
     void restore(const nlohmann::json& state) override { batches_.restore(state, cfg_.data.dir); }
-    std::vector<std::string> data_files() const override {
-        std::vector<std::string> files;
-        for (const char* f : {"train.safetensors", "val.safetensors", "test.safetensors", "instructions.json"}) {
-            files.push_back(cfg_.data.dir + "/" + f);
-        }
-        return files;
-    }
+    std::vector<std::string> data_files() const override { return split_files(cfg_.data.dir, "instructions.json"); }
 
     Evaluation evaluate(Model& model, Communicator& comm) override {
         const SftEval e = evaluate_split(dynamic_cast<CausalLm&>(model), comm, data_.val);
@@ -105,17 +99,7 @@ InstructionData SftTask::load(const TrainConfig& cfg) {
                          "prepare it with lmforge prepare --instructions");
     }
     InstructionData data = load_instructions_dir(cfg.data.dir);
-    if (data.train.size() == 0) throw InputError(fmt::format("{}: the training split is empty", cfg.data.dir));
-    if (data.val.size() == 0) {
-        throw InputError(fmt::format("{}: the validation split is empty: the best checkpoint is chosen by validation "
-                                     "loss",
-                                     cfg.data.dir),
-                         "prepare the data with --val-fraction above 0");
-    }
-    if (data.test.size() == 0) {
-        throw InputError(fmt::format("{}: the test split is empty: the run ends in a test report on it", cfg.data.dir),
-                         "prepare the data with --test-fraction above 0");
-    }
+    check_splits(cfg.data.dir, data.train.size(), data.val.size(), data.test.size());
     return data;
 }
 
@@ -137,12 +121,8 @@ void SftTask::fill(Batch& batch, const InstructionSplit& s, const std::vector<in
 
 SftEval SftTask::evaluate_split(CausalLm& model, Communicator& comm, const InstructionSplit& s) const {
     SftEval e;
-    std::vector<int64_t> mine;  // this process's share: examples r, r + world, ...
-    for (int64_t i = comm.rank(); i < s.size(); i += comm.size()) mine.push_back(i);
     Batch batch;
-    for (size_t begin = 0; begin < mine.size(); begin += static_cast<size_t>(plan_.B)) {
-        const std::vector<int64_t> idx(mine.begin() + static_cast<int64_t>(begin),
-                                       mine.begin() + static_cast<int64_t>(std::min(mine.size(), begin + plan_.B)));
+    for_each_batch_of_share(s.size(), comm.rank(), comm.size(), plan_.B, [&](const std::vector<int64_t>& idx) {
         fill(batch, s, idx);
         e.tokens += model.forward(batch);
         for (int64_t b = 0; b < batch.B; b++) {
@@ -154,7 +134,7 @@ SftEval SftTask::evaluate_split(CausalLm& model, Communicator& comm, const Instr
             e.exact += all_top ? 1 : 0;
             e.examples += 1;
         }
-    }
+    });
     double sums[5] = {e.tokens.sum, static_cast<double>(e.tokens.count), static_cast<double>(e.tokens.correct),
                       e.exact, e.examples};
     comm.allreduce_sum(sums, 5);

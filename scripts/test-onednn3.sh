@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # lmforge against oneDNN 3.x as well as Debian 12's 2.6: installs PyPI's onednn-devel (pinned in
-# tools/requirements-onednn3.txt) into .venv-onednn3/, builds the onednn3 preset against it, and
-# runs the tests of every kernel, gradient and model (labels unit, grad, golden) and the e2e
-# training tests. PyPI's oneDNN reaches the CPU through SYCL: its OpenCL CPU device is named
-# by OCL_ICD_FILENAMES, and its libraries are found by LD_LIBRARY_PATH.
+# tools/requirements-onednn3.txt) into .venv-onednn3/, builds the onednn3 preset against it with
+# the tests of every kernel, gradient and model (tests/unit, grad, golden: the e2e and mpi tiers
+# run whole programs, whose oneDNN calls those tiers already make), and runs them. PyPI's oneDNN
+# reaches the CPU through SYCL: its OpenCL CPU device is named by OCL_ICD_FILENAMES, and its
+# libraries are found by LD_LIBRARY_PATH.
 #   scripts/test-onednn3.sh [ctest arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,5 +21,4 @@ export OCL_ICD_FILENAMES="$PWD/$venv/lib/libintelocl.so"
 cmake --preset onednn3 >/dev/null
 cmake --build --preset onednn3 -j "$(nproc)"
 build/onednn3/lmforge --version
-if [ $# -eq 0 ]; then set -- -L 'unit|grad|golden' ; fi
 ctest --preset onednn3 -j "$(nproc)" "$@"

@@ -212,7 +212,7 @@ template <class Scores, class Packed, class Values>
 // One key block of backward: queries i0..i0+nq-1 of query head h in sequence b, against keys
 // j0..j0+nk-1 of its key/value head kvh. Each output row is first written (not added to) by the
 // first block that reaches it: dQ's rows by their tile's first block (first_q), dK's and dV's by
-// the first tile of the group (first_kv).
+// the blocks of the first tile visited, the group's first head's last tile (first_kv).
 struct BackwardBlock {
     int64_t b, h, kvh, i0, nq, j0, nk, key_len;
     bool first_q, first_kv;

@@ -83,7 +83,8 @@ private:
     void gelu_forward_layer(int64_t l);
     // Block l's backward, in forward's steps reversed, from acts_.dres down to it: the MLP
     // branch (→ dres through ln_2), then the attention branch (→ dres through ln_1). dw: where
-    // its gradients go (layer_grads).
+    // its gradients go (layer_grads); residual: the block's input (res3 of block l − 1, or the
+    // embeddings).
     void mlp_backward(int64_t l, const Gpt2LayerParams& dw, kernels::WeightGrad mode);
     void attention_branch_backward(int64_t l, const float* residual, const Gpt2LayerParams& dw,
                                    kernels::WeightGrad mode);

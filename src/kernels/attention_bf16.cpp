@@ -395,11 +395,11 @@ private:
 // What one thread of backward packs: the K and V of the head it works on, a query tile's Q and
 // dO, and a key block's P and dS.
 struct BackwardScratch {
-    BackwardScratch(const Dims& d, std::atomic<bool>& failed)
+    BackwardScratch(const Dims& d, bool on_tiles, std::atomic<bool>& failed)
         : keys(d, true, true, failed),
           values(d, true, false, failed),
-          q_tile(d, backend::tile_unit().has_value(), failed),
-          do_tile(d, backend::tile_unit().has_value(), failed),
+          q_tile(d, on_tiles, failed),
+          do_tile(d, on_tiles, failed),
           block(failed) {}
     PackedHead keys, values;
     QueryTile q_tile, do_tile;
@@ -417,7 +417,7 @@ struct BackwardCall {
     const In* qkv;
     Dims d;
     const AttentionMask& mask;
-    float scale() const { return 1.0f / std::sqrt(static_cast<float>(d.HS)); }
+    float scale;  // 1/√HS
 };
 
 // One key block of backward (attention_tiling::BackwardBlock), its key/value head packed:
@@ -431,9 +431,9 @@ void backward_block(const BackwardCall<In>& a, const BackwardBlock& k, BackwardS
         s.do_tile.pack(a.dout + q_row * d.C + k.h * d.HS, d.C, k.nq);
     }
     const ScoreBlock& blk = s.block;
-    pair_gemm(k.nq, k.nk, np, a.scale(), s.q_tile.by_rows(), s.keys.by_channel(k.j0), false, blk.p(), kKeyBlock);
+    pair_gemm(k.nq, k.nk, np, a.scale, s.q_tile.by_rows(), s.keys.by_channel(k.j0), false, blk.p(), kKeyBlock);
     pair_gemm(k.nq, k.nk, np, 1.0f, s.do_tile.by_rows(), s.values.by_channel(k.j0), false, blk.ds(), kKeyBlock);
-    softmax_backward_block(blk.p(), blk.ds(), k, a.mask, d.T, a.lse, a.dots, d.NH, a.scale(),
+    softmax_backward_block(blk.p(), blk.ds(), k, a.mask, d.T, a.lse, a.dots, d.NH, a.scale,
                            [&](int64_t r) { blk.pack_ds_row(r, k.nk); });
     blk.pack_by_query_pairs(k.nq, k.nk);
     float* dq = a.dqkv + q_row * d.C3 + k.h * d.HS;
@@ -508,12 +508,13 @@ void attention_backward_bf16(float* dqkv, const float* dout, const float* out, c
     std::atomic<bool> no_scratch{false};
     std::vector<float> row_dot_sums;
     float* dots = thread_scratch(row_dot_sums, B * NH * T, no_scratch);  // rowsum(dO ∘ O), as lse
-    const BackwardCall<In> call{dqkv, dout, lse, dots, qkv, Dims(B, T, C, NH, NKV), mask};
+    const BackwardCall<In> call{dqkv, dout, lse, dots, qkv, Dims(B, T, C, NH, NKV), mask,
+                                1.0f / std::sqrt(static_cast<float>(C / NH))};
     const Dims& d = call.d;
 #pragma omp parallel
     {
         if (dots != nullptr) row_dots(dots, dout, out, B, T, C, NH);
-        BackwardScratch scratch(d, no_scratch);
+        BackwardScratch scratch(d, backend::tile_unit().has_value(), no_scratch);
 #pragma omp for collapse(2) schedule(dynamic)
         for (int64_t b = 0; b < B; b++) {
             // One thread owns a key/value head and every query head of its group, so the

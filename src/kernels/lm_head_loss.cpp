@@ -401,11 +401,11 @@ void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* lo
     In* dlogits = in_place ? reinterpret_cast<In*>(logits_block) : dlogits_block;
     const int64_t ld = in_place ? 2 * s.V : s.V;
     if (dbias != nullptr && !accumulate) std::fill_n(dbias, s.V, 0.0f);
+    const RowStats stats{losses, lse, target_logit, row_max};
     for (int64_t r0 = 0; r0 < s.N; r0 += rows) {
         const int64_t nr = std::min(s.N, r0 + rows) - r0;
         const In* xb = x + r0 * s.C;
         run(gemm, {.M = nr, .N = s.V, .K = s.C, .trans_b = true}, xb, wte, logits_block, bias);
-        const RowStats stats{losses, lse, target_logit, row_max};
 #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < nr; i++) {
             one_pass_row(logits_block + i * s.V, dlogits + i * ld, s.V, r0 + i, targets[r0 + i], stats, dloss,

@@ -18,6 +18,9 @@ fi
 # For the tests, and for the build, which lists each test program's tests by running it.
 export LD_LIBRARY_PATH="$PWD/$venv/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OCL_ICD_FILENAMES="$PWD/$venv/lib/libintelocl.so"
+# Its SYCL threads share the cores with lmforge's OpenMP ones, which must not spin
+# (docs/performance.md, Which oneDNN).
+export OMP_WAIT_POLICY=passive
 cmake --preset onednn3 >/dev/null
 cmake --build --preset onednn3 -j "$(nproc)"
 build/onednn3/lmforge --version

@@ -15,6 +15,7 @@
 #include "backend/jit_room.h"
 #include "core/bf16.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace lmforge::backend {
 
@@ -170,6 +171,28 @@ std::string onednn_version() {
     return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
 }
 
+std::string onednn_thread_warning(unsigned cpu_runtime, const char* wait_policy) {
+    if (cpu_runtime == DNNL_RUNTIME_OMP || cpu_runtime == DNNL_RUNTIME_SEQ || wait_policy != nullptr) return {};
+    const char* runtime = cpu_runtime == DNNL_RUNTIME_TBB ? "TBB" : cpu_runtime == DNNL_RUNTIME_SYCL ? "SYCL" : "its own";
+    return fmt::format("oneDNN runs its GEMMs on {} threads, which lmforge's OpenMP threads keep off the cores by "
+                       "spinning between kernels: set OMP_WAIT_POLICY=passive (docs/performance.md, Which oneDNN)",
+                       runtime);
+}
+
+namespace {
+
+// Once a process, as its first GEMM backend starts.
+void warn_of_spinning_threads() {
+    static const bool warned = [] {
+        const std::string w = onednn_thread_warning(dnnl_version()->cpu_runtime, std::getenv("OMP_WAIT_POLICY"));
+        if (!w.empty()) log::warn("{}", w);
+        return true;
+    }();
+    (void)warned;
+}
+
+}  // namespace
+
 bool onednn_bf16_on_tiles() {
     cap_onednn_isa();
     return onednn_uses_amx();
@@ -182,7 +205,9 @@ OnednnGemm::OnednnGemm(const OnednnPaths& paths)
       native_f16_(onednn_has_matmul(engine_, memory::data_type::f16)),
       bf16_on_tiles_(native_bf16_ && onednn_bf16_on_tiles()),
       restride_b_(paths.restride_on_any_isa || below_avx512()),
-      gemm_when_b_plain_(native_bf16_ && !bf16_on_tiles_ && !paths.first_choice_kernels) {}
+      gemm_when_b_plain_(native_bf16_ && !bf16_on_tiles_ && !paths.first_choice_kernels) {
+    warn_of_spinning_threads();
+}
 
 OnednnGemm::Entry& OnednnGemm::entry_for(const GemmShape& s, bool has_bias, memory::data_type in,
                                          memory::data_type out) {

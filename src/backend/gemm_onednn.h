@@ -31,6 +31,15 @@ namespace lmforge::backend {
 // The oneDNN this process runs on, "3.13.2": --version says it (2.x and 3.x both work).
 std::string onednn_version();
 
+// What to warn of where oneDNN runs its kernels on threads of its own (TBB, SYCL: PyPI's builds)
+// beside lmforge's OpenMP team, given its CPU runtime (dnnl_version()->cpu_runtime) and
+// OMP_WAIT_POLICY (null: unset); empty where there is nothing to say. After each of lmforge's
+// kernels the OpenMP threads spin for a while by default, taking the cores from oneDNN's
+// threads: config C's step ran 1.7x slower for it (Zen 5, 2 threads), and as fast as on
+// OpenMP's oneDNN with OMP_WAIT_POLICY=passive. OpenMP reads it as the process loads, so it
+// cannot be set from inside: it is for the user to set.
+std::string onednn_thread_warning(unsigned cpu_runtime, const char* wait_policy);
+
 // Whether oneDNN's bf16 products run on matrix tiles (AMX) in this process: the CPU has them,
 // and no LMFORGE_ISA cap keeps them out (set first, as every OnednnGemm sets it).
 bool onednn_bf16_on_tiles();

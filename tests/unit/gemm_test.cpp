@@ -1,6 +1,7 @@
 // backend/: oneDNN's GEMM against the naive one for every transposition, accumulation, bias
 // and padded leading dimensions; oneDNN's failures (no memory for its kernels, bad arguments)
 // as lmforge's errors.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
@@ -168,6 +169,19 @@ TEST(TileGemm, AFailureInsideAParallelRegionIsThrownAfterIt) {
     backend::tile_gemm(8, 8, 8, 1.0f, a.data(), {false, 8}, a.data(), {false, 8}, 0.0f, c.data(), 8);
     EXPECT_EQ(error_of([] { backend::check_tile_gemms(); }), "no error");
     EXPECT_EQ(c[0], 8.0f);
+}
+
+// PyPI's oneDNN runs on TBB or SYCL threads, which lmforge's spinning OpenMP threads starve.
+TEST(Gemm, WarnsOfSpinningThreadsOnlyBesideAnotherThreadRuntime) {
+    EXPECT_EQ(backend::onednn_thread_warning(DNNL_RUNTIME_OMP, nullptr), "");
+    EXPECT_EQ(backend::onednn_thread_warning(DNNL_RUNTIME_SEQ, nullptr), "");
+    EXPECT_EQ(backend::onednn_thread_warning(DNNL_RUNTIME_TBB, "passive"), "");
+    EXPECT_EQ(backend::onednn_thread_warning(DNNL_RUNTIME_SYCL, "active"), "");  // the user chose
+    for (const auto& [runtime, name] : {std::pair{DNNL_RUNTIME_TBB, "TBB"}, std::pair{DNNL_RUNTIME_SYCL, "SYCL"}}) {
+        const std::string w = backend::onednn_thread_warning(runtime, nullptr);
+        EXPECT_NE(w.find(fmt::format("on {} threads", name)), std::string::npos) << w;
+        EXPECT_NE(w.find("set OMP_WAIT_POLICY=passive"), std::string::npos) << w;
+    }
 }
 
 TEST(Gemm, EmptyInnerDimensionLeavesBiasOrAccumulator) {

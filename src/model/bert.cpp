@@ -167,13 +167,26 @@ void Bert::forward_start(const Batch& batch) {
 void Bert::forward_body(const int32_t* inputs, const int32_t* lengths) {
     if (profiler_ != nullptr) profiler_->start();
     refresh_half_weights();
-    const int64_t B = B_, T = T_, N = B * T, H = cfg_.hidden, I = cfg_.intermediate;
-    const float eps = cfg_.layer_norm_eps;
-    lengths_.assign(lengths, lengths + B);
-    const AttentionMask mask{.causal = false, .key_len = lengths_.data()};
+    lengths_.assign(lengths, lengths + B_);
+    embeddings_forward(inputs);
+    const float* x = acts_.x0;
+    const uint16_t* x_h = acts_.x0_h;
+    for (int64_t l = 0; l < cfg_.n_layer; l++) {
+        attention_sublayer(l, x, x_h);
+        mlp_sublayer(l);
+        x = acts_.layers[l].out;
+        x_h = acts_.layers[l].out_h;
+    }
+    inputs_ = inputs;
+}
 
-    // Embeddings: every token is of segment A (type 0); DistilBERT has no segments.
-    encoder_forward(acts_.embedded, inputs, p_.word, p_.position, B, T, H);
+AttentionMask Bert::attention_mask() const { return {.causal = false, .key_len = lengths_.data()}; }
+
+// x0 = LayerNorm(word + position [+ token type]); every token is of segment A (type 0), and
+// DistilBERT has no segments.
+void Bert::embeddings_forward(const int32_t* inputs) {
+    const int64_t N = B_ * T_, H = cfg_.hidden;
+    encoder_forward(acts_.embedded, inputs, p_.word, p_.position, B_, T_, H);
     if (p_.token_type != nullptr) {
 #pragma omp parallel for schedule(static)
         for (int64_t n = 0; n < N; n++) {
@@ -183,49 +196,54 @@ void Bert::forward_body(const int32_t* inputs, const int32_t* lengths) {
         }
     }
     layernorm_forward(acts_.x0, acts_.x0_mean, acts_.x0_rstd, acts_.embedded, p_.emb_ln_weight, p_.emb_ln_bias, N, H,
-                      eps);
+                      cfg_.layer_norm_eps);
     half_copy(acts_.x0_h, acts_.x0, N * H);
     lap("embeddings_fwd");
+}
 
-    const float* x = acts_.x0;
-    const uint16_t* x_h = acts_.x0_h;
-    for (int64_t l = 0; l < cfg_.n_layer; l++) {
-        const BertLayerParams& w = p_.layer[l];
-        const BertLayerActs& a = acts_.layers[l];
-        linear(a.qkv, a.qkv_h, x, x_h, w.qkv_weight, w.qkv_bias, N, H, 3 * H);
-        lap("matmul_fwd");
-        if (precision_ == Precision::Fp32) {
-            attention_forward(a.atty, a.att_lse, a.qkv, B, T, H, cfg_.n_head, cfg_.n_head, mask, attention_math());
-        } else {
-            attention_forward(a.atty, a.att_lse, a.qkv_h, B, T, H, cfg_.n_head, cfg_.n_head, mask,
-                              attention_math());
-            half_copy(a.atty_h, a.atty, N * H);
-        }
-        lap("attention_fwd");
-        linear(acts_.proj, a.atty, a.atty_h, w.attn_out_weight, w.attn_out_bias, N, H, H);
-        lap("matmul_fwd");
-        residual_layernorm_forward(a.res1, a.h1, a.h1_mean, a.h1_rstd, x, acts_.proj, w.attn_ln_weight,
-                                   w.attn_ln_bias, N, H, eps);
-        half_copy(a.h1_h, a.h1, N * H);
-        lap("residual_layernorm_fwd");
-        linear(a.inter, a.inter_h, a.h1, a.h1_h, w.inter_weight, w.inter_bias, N, H, I);
-        lap("matmul_fwd");
-        if (precision_ == Precision::Bf16) {
-            gelu_erf_forward(a.gelu_h, a.inter_h, N * I);
-        } else {
-            gelu_erf_forward(a.gelu, a.inter, N * I);
-        }
-        lap("gelu_fwd");
-        linear(acts_.proj, a.gelu, a.gelu_h, w.out_weight, w.out_bias, N, I, H);
-        lap("matmul_fwd");
-        residual_layernorm_forward(a.res2, a.out, a.out_mean, a.out_rstd, a.h1, acts_.proj, w.out_ln_weight,
-                                   w.out_ln_bias, N, H, eps);
-        half_copy(a.out_h, a.out, N * H);
-        lap("residual_layernorm_fwd");
-        x = a.out;
-        x_h = a.out_h;
+// h1 = LayerNorm(res1), res1 = x + dense(attention(qkv(x))).
+void Bert::attention_sublayer(int64_t l, const float* x, const uint16_t* x_h) {
+    const int64_t B = B_, T = T_, N = B * T, H = cfg_.hidden;
+    const BertLayerParams& w = p_.layer[l];
+    const BertLayerActs& a = acts_.layers[l];
+    linear(a.qkv, a.qkv_h, x, x_h, w.qkv_weight, w.qkv_bias, N, H, 3 * H);
+    lap("matmul_fwd");
+    if (precision_ == Precision::Fp32) {
+        attention_forward(a.atty, a.att_lse, a.qkv, B, T, H, cfg_.n_head, cfg_.n_head, attention_mask(),
+                          attention_math());
+    } else {
+        attention_forward(a.atty, a.att_lse, a.qkv_h, B, T, H, cfg_.n_head, cfg_.n_head, attention_mask(),
+                          attention_math());
+        half_copy(a.atty_h, a.atty, N * H);
     }
-    inputs_ = inputs;
+    lap("attention_fwd");
+    linear(acts_.proj, a.atty, a.atty_h, w.attn_out_weight, w.attn_out_bias, N, H, H);
+    lap("matmul_fwd");
+    residual_layernorm_forward(a.res1, a.h1, a.h1_mean, a.h1_rstd, x, acts_.proj, w.attn_ln_weight, w.attn_ln_bias, N,
+                               H, cfg_.layer_norm_eps);
+    half_copy(a.h1_h, a.h1, N * H);
+    lap("residual_layernorm_fwd");
+}
+
+// out = LayerNorm(res2), res2 = h1 + dense(gelu(dense(h1))).
+void Bert::mlp_sublayer(int64_t l) {
+    const int64_t N = B_ * T_, H = cfg_.hidden, I = cfg_.intermediate;
+    const BertLayerParams& w = p_.layer[l];
+    const BertLayerActs& a = acts_.layers[l];
+    linear(a.inter, a.inter_h, a.h1, a.h1_h, w.inter_weight, w.inter_bias, N, H, I);
+    lap("matmul_fwd");
+    if (precision_ == Precision::Bf16) {
+        gelu_erf_forward(a.gelu_h, a.inter_h, N * I);
+    } else {
+        gelu_erf_forward(a.gelu, a.inter, N * I);
+    }
+    lap("gelu_fwd");
+    linear(acts_.proj, a.gelu, a.gelu_h, w.out_weight, w.out_bias, N, I, H);
+    lap("matmul_fwd");
+    residual_layernorm_forward(a.res2, a.out, a.out_mean, a.out_rstd, a.h1, acts_.proj, w.out_ln_weight,
+                               w.out_ln_bias, N, H, cfg_.layer_norm_eps);
+    half_copy(a.out_h, a.out, N * H);
+    lap("residual_layernorm_fwd");
 }
 
 LossSum Bert::forward_backward(const Batch& batch, float grad_scale, bool accumulate) {
@@ -416,67 +434,83 @@ void Bert::classify_head_backward(const int32_t* labels, float dloss, WeightGrad
 }
 
 void Bert::backward_body(WeightGrad mode) {
-    const int64_t B = B_, T = T_, N = B * T, H = cfg_.hidden, I = cfg_.intermediate;
-    const AttentionMask mask{.causal = false, .key_len = lengths_.data()};
-    float *dx = acts_.dx, *dres = acts_.dres, *dtmp = acts_.dtmp;
-    // dx holds d(loss)/d(layer output); each layer turns it into d(loss)/d(layer input).
+    // acts_.dx holds d(loss)/d(layer output); each layer turns it into d(loss)/d(layer input).
     for (int64_t l = cfg_.n_layer - 1; l >= 0; l--) {
         open_grads(layer_begin_[l], layer_begin_[l + 1]);
-        const BertLayerParams& w = p_.layer[l];
         const BertLayerParams dw = layer_grads(l);
-        const BertLayerActs& a = acts_.layers[l];
-        const float* x = l > 0 ? acts_.layers[l - 1].out : acts_.x0;
-        const uint16_t* x_h = l > 0 ? acts_.layers[l - 1].out_h : acts_.x0_h;
-
-        // out = LayerNorm(res2), res2 = h1 + dense(gelu(dense(h1))).
-        zero(dres, N * H);
-        layernorm_backward(dres, dw.out_ln_weight, dw.out_ln_bias, dx, a.res2, w.out_ln_weight, a.out_mean,
-                           a.out_rstd, N, H);
-        lap("layernorm_bwd");
-        linear_backward(acts_.dgelu, dw.out_weight, dw.out_bias, dres, a.gelu, a.gelu_h, w.out_weight, N, I, H, mode);
-        lap("matmul_bwd");
-        if (precision_ == Precision::Fp32) {
-            gelu_erf_backward(acts_.dinter, acts_.dgelu, a.inter, N * I);
-        } else {
-            gelu_erf_backward(acts_.dinter, acts_.dgelu, a.inter_h, N * I);
-        }
-        lap("gelu_bwd");
-        linear_backward(dtmp, dw.inter_weight, dw.inter_bias, acts_.dinter, a.h1, a.h1_h, w.inter_weight, N, H, I,
-                        mode);
-        lap("matmul_bwd");
-#pragma omp parallel for simd schedule(static)
-        for (int64_t i = 0; i < N * H; i++) dtmp[i] += dres[i];  // the residual path to h1
-
-        // h1 = LayerNorm(res1), res1 = x + dense(attention(qkv(x))).
-        zero(dres, N * H);
-        layernorm_backward(dres, dw.attn_ln_weight, dw.attn_ln_bias, dtmp, a.res1, w.attn_ln_weight, a.h1_mean,
-                           a.h1_rstd, N, H);
-        lap("layernorm_bwd");
-        linear_backward(acts_.datty, dw.attn_out_weight, dw.attn_out_bias, dres, a.atty, a.atty_h, w.attn_out_weight,
-                        N, H, H, mode);
-        lap("matmul_bwd");
-        if (precision_ == Precision::Fp32) {
-            attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, H, cfg_.n_head, cfg_.n_head,
-                               mask, attention_math());
-        } else {
-            attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv_h, B, T, H, cfg_.n_head,
-                               cfg_.n_head, mask, attention_math());
-        }
-        lap("attention_bwd");
-        linear_backward(dx, dw.qkv_weight, dw.qkv_bias, acts_.dqkv, x, x_h, w.qkv_weight, N, H, 3 * H, mode);
-        lap("matmul_bwd");
-#pragma omp parallel for simd schedule(static)
-        for (int64_t i = 0; i < N * H; i++) dx[i] += dres[i];  // the residual path to x
+        mlp_sublayer_backward(l, dw, mode);
+        attention_sublayer_backward(l, dw, mode);
         grads_ready(layer_begin_[l], layer_begin_[l + 1]);
     }
-    // x0 = LayerNorm(word + position [+ token type]).
+    embeddings_backward();
+}
+
+// From acts_.dx = d(loss)/d(out) to acts_.dtmp = d(loss)/d(h1), through the MLP and its
+// residual path.
+void Bert::mlp_sublayer_backward(int64_t l, const BertLayerParams& dw, WeightGrad mode) {
+    const int64_t N = B_ * T_, H = cfg_.hidden, I = cfg_.intermediate;
+    const BertLayerParams& w = p_.layer[l];
+    const BertLayerActs& a = acts_.layers[l];
+    float *dres = acts_.dres, *dtmp = acts_.dtmp;
+    zero(dres, N * H);
+    layernorm_backward(dres, dw.out_ln_weight, dw.out_ln_bias, acts_.dx, a.res2, w.out_ln_weight, a.out_mean,
+                       a.out_rstd, N, H);
+    lap("layernorm_bwd");
+    linear_backward(acts_.dgelu, dw.out_weight, dw.out_bias, dres, a.gelu, a.gelu_h, w.out_weight, N, I, H, mode);
+    lap("matmul_bwd");
+    if (precision_ == Precision::Fp32) {
+        gelu_erf_backward(acts_.dinter, acts_.dgelu, a.inter, N * I);
+    } else {
+        gelu_erf_backward(acts_.dinter, acts_.dgelu, a.inter_h, N * I);
+    }
+    lap("gelu_bwd");
+    linear_backward(dtmp, dw.inter_weight, dw.inter_bias, acts_.dinter, a.h1, a.h1_h, w.inter_weight, N, H, I, mode);
+    lap("matmul_bwd");
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < N * H; i++) dtmp[i] += dres[i];  // the residual path to h1
+}
+
+// From acts_.dtmp = d(loss)/d(h1) to acts_.dx = d(loss)/d(x), the layer's input, through
+// attention and its residual path.
+void Bert::attention_sublayer_backward(int64_t l, const BertLayerParams& dw, WeightGrad mode) {
+    const int64_t B = B_, T = T_, N = B * T, H = cfg_.hidden, NH = cfg_.n_head;
+    const BertLayerParams& w = p_.layer[l];
+    const BertLayerActs& a = acts_.layers[l];
+    const float* x = l > 0 ? acts_.layers[l - 1].out : acts_.x0;
+    const uint16_t* x_h = l > 0 ? acts_.layers[l - 1].out_h : acts_.x0_h;
+    float *dx = acts_.dx, *dres = acts_.dres;
+    zero(dres, N * H);
+    layernorm_backward(dres, dw.attn_ln_weight, dw.attn_ln_bias, acts_.dtmp, a.res1, w.attn_ln_weight, a.h1_mean,
+                       a.h1_rstd, N, H);
+    lap("layernorm_bwd");
+    linear_backward(acts_.datty, dw.attn_out_weight, dw.attn_out_bias, dres, a.atty, a.atty_h, w.attn_out_weight, N,
+                    H, H, mode);
+    lap("matmul_bwd");
+    if (precision_ == Precision::Fp32) {
+        attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv, B, T, H, NH, NH, attention_mask(),
+                           attention_math());
+    } else {
+        attention_backward(acts_.dqkv, acts_.datty, a.atty, a.att_lse, a.qkv_h, B, T, H, NH, NH, attention_mask(),
+                           attention_math());
+    }
+    lap("attention_bwd");
+    linear_backward(dx, dw.qkv_weight, dw.qkv_bias, acts_.dqkv, x, x_h, w.qkv_weight, N, H, 3 * H, mode);
+    lap("matmul_bwd");
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < N * H; i++) dx[i] += dres[i];  // the residual path to x
+}
+
+// From acts_.dx = d(loss)/d(x0) into the embeddings' gradients.
+void Bert::embeddings_backward() {
+    const int64_t N = B_ * T_, H = cfg_.hidden;
+    float* dres = acts_.dres;
     open_grads(p_.position - params_.data(), layer_begin_.front());
     zero(dres, N * H);
-    layernorm_backward(dres, grad_of(p_.emb_ln_weight), grad_of(p_.emb_ln_bias), dx, acts_.embedded, p_.emb_ln_weight,
-                       acts_.x0_mean, acts_.x0_rstd, N, H);
+    layernorm_backward(dres, grad_of(p_.emb_ln_weight), grad_of(p_.emb_ln_bias), acts_.dx, acts_.embedded,
+                       p_.emb_ln_weight, acts_.x0_mean, acts_.x0_rstd, N, H);
     const GradOut dword = grad_out(p_.word);
-    if (dword.f32 != nullptr) encoder_backward(dword.f32, grad_of(p_.position), dres, inputs_, B, T, H);
-    if (dword.bf16 != nullptr) encoder_backward(dword.bf16, grad_of(p_.position), dres, inputs_, B, T, H);
+    if (dword.f32 != nullptr) encoder_backward(dword.f32, grad_of(p_.position), dres, inputs_, B_, T_, H);
+    if (dword.bf16 != nullptr) encoder_backward(dword.bf16, grad_of(p_.position), dres, inputs_, B_, T_, H);
     // All of type 0: row 0 gets the sums.
     if (p_.token_type != nullptr) bias_backward(grad_of(p_.token_type), dres, N, H);
     lap("embeddings_bwd");

@@ -13,6 +13,7 @@
 
 #include "backend/gemm.h"
 #include "core/arena.h"
+#include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "model/bert_acts.h"
 #include "model/bert_config.h"
@@ -67,6 +68,11 @@ private:
     void forward_start(const Batch& batch);
     void check_batch(const Batch& batch) const;
     void forward_body(const int32_t* inputs, const int32_t* lengths);
+    kernels::AttentionMask attention_mask() const;  // every key of a sequence up to its length
+    void embeddings_forward(const int32_t* inputs);
+    // Layer l's two post-norm sublayers: attention from its input x, then the MLP.
+    void attention_sublayer(int64_t l, const float* x, const uint16_t* x_h);
+    void mlp_sublayer(int64_t l);
     // The masked rows through the transform (all rows without targets); returns how many.
     int64_t mlm_transform_forward(const int32_t* targets);
     void mlm_logits();  // (B·T, V) for every row, into logits_
@@ -77,6 +83,9 @@ private:
     LossSum classify_head(const int32_t* labels);
     // From acts_.dx = d(loss)/d(encoder output) down to the embeddings.
     void backward_body(kernels::WeightGrad mode);
+    void mlp_sublayer_backward(int64_t l, const BertLayerParams& dw, kernels::WeightGrad mode);
+    void attention_sublayer_backward(int64_t l, const BertLayerParams& dw, kernels::WeightGrad mode);
+    void embeddings_backward();
     // The decoder and loss's gradients (into acts_.dhead_a, the word embedding, the decoder
     // bias), then the transform's, into acts_.dx.
     void mlm_decoder_backward(kernels::GradOut dword, float* dbias, float dloss, bool accumulate);

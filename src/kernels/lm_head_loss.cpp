@@ -282,6 +282,52 @@ void lm_head_loss_backward(backend::Gemm& gemm, const LmHeadLossShape& s, float*
 
 namespace {
 
+// Row n of a frozen head's chunk at c0 (nc logits in row): its running maximum (in lse[n]) and
+// sum of exponentials (in losses[n]) move on, the sum and dx's row rescaled where the maximum
+// grows; the exponentials against the new maximum go to exps_row, the target's logit (if in the
+// chunk) to target_logit[n].
+template <class In>
+void frozen_chunk_row(const float* row, In* exps_row, int64_t n, int64_t c0, int64_t nc, int64_t C, int64_t target,
+                      float* losses, float* lse, float* dx, float* target_logit) {
+    float block_max = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : block_max)
+    for (int64_t j = 0; j < nc; j++) block_max = row[j] > block_max ? row[j] : block_max;
+    const float m = std::max(lse[n], block_max);
+    if (m > lse[n] && c0 > 0) {
+        const float shrink = fast_exp(lse[n] - m);
+        losses[n] *= shrink;
+        float* d = dx + n * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; c++) d[c] *= shrink;
+    }
+    lse[n] = m;
+    if (target >= c0 && target < c0 + nc) target_logit[n] = row[target - c0];
+    losses[n] += store_row(exps_row, nc, [&](int64_t j) { return fast_exp_nonpositive(row[j] - m); });
+}
+
+// The end of a frozen head's pass, every row: its log-sum-exp and loss from the running maximum
+// and sum, and dx = dloss · ((Σ exps · wte) / sum − wte[target]), 0 where the target is ignored.
+template <class In>
+void frozen_finish_rows(const LmHeadLossShape& s, float* losses, float* lse, float* dx, const In* wte,
+                        const int32_t* targets, float dloss, const float* target_logit) {
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < s.N; n++) {
+        const int64_t t = targets[n];
+        const float sum = losses[n];
+        lse[n] += std::log(sum);
+        losses[n] = t == kIgnoreIndex ? 0.0f : lse[n] - target_logit[n];
+        float* d = dx + n * s.C;
+        if (t == kIgnoreIndex) {
+            std::fill_n(d, s.C, 0.0f);
+            continue;
+        }
+        const float scale = dloss / sum;
+        const In* wt = wte + t * s.C;
+#pragma omp simd
+        for (int64_t c = 0; c < s.C; c++) d[c] = d[c] * scale - dloss * to_float(wt[c]);
+    }
+}
+
 // A frozen head's training pass (lm_head_loss_train): each vocabulary chunk's logits, then
 // their exponentials against each row's running maximum (over the logits, ld 2 · chunk in
 // bf16), multiplied into dx at once. A row whose maximum grows has its sum and its dx rescaled
@@ -302,42 +348,13 @@ void frozen_head_loss(backend::Gemm& gemm, const LmHeadLossShape& s, float* loss
         run(gemm, {.M = s.N, .N = nc, .K = s.C, .trans_b = true, .ldc = s.chunk}, x, wte + c0 * s.C, logits_chunk);
 #pragma omp parallel for schedule(static)
         for (int64_t n = 0; n < s.N; n++) {
-            const float* row = logits_chunk + n * s.chunk;
-            float block_max = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : block_max)
-            for (int64_t j = 0; j < nc; j++) block_max = row[j] > block_max ? row[j] : block_max;
-            const float m = std::max(lse[n], block_max);
-            if (m > lse[n] && c0 > 0) {
-                const float shrink = fast_exp(lse[n] - m);
-                losses[n] *= shrink;
-                float* d = dx + n * s.C;
-#pragma omp simd
-                for (int64_t c = 0; c < s.C; c++) d[c] *= shrink;
-            }
-            lse[n] = m;
-            const int64_t t = targets[n];
-            if (t >= c0 && t < c0 + nc) target_logit[n] = row[t - c0];
-            losses[n] += store_row(exps + n * ld, nc, [&](int64_t j) { return fast_exp_nonpositive(row[j] - m); });
+            frozen_chunk_row(logits_chunk + n * s.chunk, exps + n * ld, n, c0, nc, s.C, targets[n], losses, lse, dx,
+                             target_logit);
         }
         run(gemm, {.M = s.N, .N = s.C, .K = nc, .lda = ld, .accumulate = c0 > 0}, exps, wte + c0 * s.C, dx);
     }
     if (row_max != nullptr) std::copy_n(lse, s.N, row_max);
-#pragma omp parallel for schedule(static)
-    for (int64_t n = 0; n < s.N; n++) {
-        const int64_t t = targets[n];
-        const float sum = losses[n];
-        lse[n] += std::log(sum);
-        losses[n] = t == kIgnoreIndex ? 0.0f : lse[n] - target_logit[n];
-        float* d = dx + n * s.C;
-        if (t == kIgnoreIndex) {
-            std::fill_n(d, s.C, 0.0f);
-            continue;
-        }
-        const float scale = dloss / sum;
-        const In* wt = wte + t * s.C;
-#pragma omp simd
-        for (int64_t c = 0; c < s.C; c++) d[c] = d[c] * scale - dloss * to_float(wt[c]);
-    }
+    frozen_finish_rows(s, losses, lse, dx, wte, targets, dloss, target_logit);
 }
 
 // Where the one pass puts each row n's figures: its loss, lse, target's logit and, if asked,

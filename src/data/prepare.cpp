@@ -96,6 +96,35 @@ std::string jsonl_strings(std::string_view raw) {
     return out;
 }
 
+// The tokenizer of labelled or instruction examples. The char tokenizer's alphabet comes from
+// the texts, read once more by the loader (and from the prompt template, whose words the texts
+// may lack).
+std::unique_ptr<Tokenizer> example_tokenizer(const PrepareOptions& opts) {
+    if (opts.tokenizer != "char") return make_tokenizer(opts, {});
+    const MappedFile file(opts.inputs[0]);
+    const std::string tmpl = opts.instructions ? alpaca_prompt("", "-") : "";
+    const std::string_view raw(reinterpret_cast<const char*>(file.bytes().data()), file.size());
+    // JSON escapes ("caf\u00e9") stand for characters the raw bytes do not show.
+    const std::string texts = opts.inputs[0].ends_with(".jsonl") ? jsonl_strings(raw) : std::string(raw);
+    return make_tokenizer(opts, {texts, tmpl});
+}
+
+// prepare.json of prepared examples.
+nlohmann::json examples_record(const PrepareOptions& opts, const PrepareReport& r) {
+    nlohmann::json record = {{"task", opts.instructions ? "sft" : "classify"}, {"inputs", opts.inputs},
+                             {"tokenizer", opts.tokenizer}, {"tokenizer_kind", r.tokenizer_kind},
+                             {"vocab_size", r.vocab_size}, {"max_len", opts.max_len}, {"seed", opts.seed},
+                             {"examples", {{"train", r.train_documents}, {"val", r.val_documents},
+                                           {"test", r.test_documents}}},
+                             {"truncated", r.truncated}};
+    if (opts.instructions) {
+        record["format"] = r.format;
+    } else {
+        record["labels"] = r.labels;
+    }
+    return record;
+}
+
 // Labelled examples (classification) or instruction examples (generative fine-tuning): one
 // file, split into train/validation/test.
 PrepareReport prepare_examples(const PrepareOptions& opts) {
@@ -106,19 +135,7 @@ PrepareReport prepare_examples(const PrepareOptions& opts) {
     }
     Timer total;
     PrepareReport r;
-    // The char tokenizer's alphabet comes from the texts, read once more by the loader (and
-    // from the prompt template, whose words the texts may lack).
-    std::unique_ptr<Tokenizer> tokenizer;
-    if (opts.tokenizer == "char") {
-        const MappedFile file(opts.inputs[0]);
-        const std::string tmpl = opts.instructions ? alpaca_prompt("", "-") : "";
-        const std::string_view raw(reinterpret_cast<const char*>(file.bytes().data()), file.size());
-        // JSON escapes ("caf\u00e9") stand for characters the raw bytes do not show.
-        const std::string texts = opts.inputs[0].ends_with(".jsonl") ? jsonl_strings(raw) : std::string(raw);
-        tokenizer = make_tokenizer(opts, {texts, tmpl});
-    } else {
-        tokenizer = make_tokenizer(opts, {});
-    }
+    const std::unique_ptr<Tokenizer> tokenizer = example_tokenizer(opts);
     Timer encode;
     std::function<void(const std::string&)> save;
     const auto count = [&](int64_t train, int64_t val, int64_t test, int64_t truncated) {
@@ -152,21 +169,65 @@ PrepareReport prepare_examples(const PrepareOptions& opts) {
     publish_directory(opts.output, [&](const std::string& tmp) {
         save(tmp);
         tokenizer->save(tmp);
-        nlohmann::json record = {{"task", opts.instructions ? "sft" : "classify"}, {"inputs", opts.inputs},
-                                 {"tokenizer", opts.tokenizer}, {"tokenizer_kind", r.tokenizer_kind},
-                                 {"vocab_size", r.vocab_size}, {"max_len", opts.max_len}, {"seed", opts.seed},
-                                 {"examples", {{"train", r.train_documents}, {"val", r.val_documents},
-                                               {"test", r.test_documents}}},
-                                 {"truncated", r.truncated}};
-        if (opts.instructions) {
-            record["format"] = r.format;
-        } else {
-            record["labels"] = r.labels;
-        }
-        write_record(tmp, record);
+        write_record(tmp, examples_record(opts, r));
     });
     r.seconds = total.seconds();
     return r;
+}
+
+// Every document's token ids, with a progress bar over its bytes where asked.
+std::vector<std::vector<TokenId>> encode_documents(const Tokenizer& tokenizer,
+                                                   const std::vector<std::string_view>& docs, size_t bytes,
+                                                   bool progress) {
+    std::unique_ptr<Progress> bar;
+    if (progress) bar = std::make_unique<Progress>("tokenizing", static_cast<double>(bytes), "MB", 1e6);
+    auto ids = encode_batch(tokenizer, docs, [&](size_t n) {
+        if (bar) bar->advance(static_cast<double>(n));
+    });
+    if (bar) bar->finish();
+    return ids;
+}
+
+struct TokenSplit {
+    std::vector<TokenId> train, val;
+};
+
+// The train and validation token streams of the documents' ids, each document after the
+// end-of-text token where there is one; the split's kind and documents counted into r.
+TokenSplit split_tokens(const std::vector<std::vector<TokenId>>& ids, std::optional<TokenId> eot,
+                        const PrepareOptions& opts, PrepareReport& r) {
+    // Validation documents: a seeded choice of round(n·f) of them (at most n - 1), so that no
+    // document lies in both splits. Where that rounds to none (a novel; a book and its notes),
+    // the last fraction of the tokens instead: one document then straddles both splits, where
+    // whole documents would give val a random 25-50% of the data, or the book itself.
+    const size_t n = ids.size();
+    size_t k = static_cast<size_t>(std::llround(static_cast<double>(n) * opts.val_fraction));
+    if (n >= 1) k = std::min(k, n - 1);
+    std::vector<bool> is_val(n, false);
+    const bool by_documents = opts.val_fraction == 0 || k >= 1;
+    r.split = by_documents ? "documents" : "tokens";
+    if (by_documents && k > 0) {
+        std::vector<size_t> order(n);
+        std::iota(order.begin(), order.end(), 0);
+        Rng rng(opts.seed);
+        for (size_t i = n - 1; i > 0; i--) std::swap(order[i], order[rng.below(i + 1)]);
+        for (size_t i = 0; i < k; i++) is_val[order[i]] = true;
+    }
+    TokenSplit split;
+    std::vector<TokenId>& train = split.train;
+    std::vector<TokenId>& val = split.val;
+    for (size_t d = 0; d < n; d++) {
+        std::vector<TokenId>& out = is_val[d] ? val : train;
+        if (eot) out.push_back(*eot);
+        out.insert(out.end(), ids[d].begin(), ids[d].end());
+        (is_val[d] ? r.val_documents : r.train_documents)++;
+    }
+    if (!by_documents) {
+        const size_t cut = train.size() - static_cast<size_t>(std::ceil(opts.val_fraction * static_cast<double>(train.size())));
+        val.assign(train.begin() + static_cast<ptrdiff_t>(cut), train.end());
+        train.resize(cut);
+    }
+    return split;
 }
 
 }  // namespace
@@ -191,46 +252,12 @@ PrepareReport prepare(const PrepareOptions& opts) {
     if (!eot) log::warn("prepare: the tokenizer has no <|endoftext|>: documents are joined without a separator");
 
     Timer encode_timer;
-    std::vector<std::vector<TokenId>> ids;
-    {
-        std::unique_ptr<Progress> bar;
-        if (opts.progress) bar = std::make_unique<Progress>("tokenizing", static_cast<double>(r.bytes), "MB", 1e6);
-        ids = encode_batch(*tokenizer, set.docs, [&](size_t n) {
-            if (bar) bar->advance(static_cast<double>(n));
-        });
-        if (bar) bar->finish();
-    }
+    const std::vector<std::vector<TokenId>> ids = encode_documents(*tokenizer, set.docs, r.bytes, opts.progress);
     r.encode_seconds = encode_timer.seconds();
 
-    // Validation documents: a seeded choice of round(n·f) of them (at most n - 1), so that no
-    // document lies in both splits. Where that rounds to none (a novel; a book and its notes),
-    // the last fraction of the tokens instead: one document then straddles both splits, where
-    // whole documents would give val a random 25-50% of the data, or the book itself.
-    const size_t n = set.docs.size();
-    size_t k = static_cast<size_t>(std::llround(static_cast<double>(n) * opts.val_fraction));
-    if (n >= 1) k = std::min(k, n - 1);
-    std::vector<bool> is_val(n, false);
-    const bool by_documents = opts.val_fraction == 0 || k >= 1;
-    r.split = by_documents ? "documents" : "tokens";
-    if (by_documents && k > 0) {
-        std::vector<size_t> order(n);
-        std::iota(order.begin(), order.end(), 0);
-        Rng rng(opts.seed);
-        for (size_t i = n - 1; i > 0; i--) std::swap(order[i], order[rng.below(i + 1)]);
-        for (size_t i = 0; i < k; i++) is_val[order[i]] = true;
-    }
-    std::vector<TokenId> train, val;
-    for (size_t d = 0; d < n; d++) {
-        std::vector<TokenId>& out = is_val[d] ? val : train;
-        if (eot) out.push_back(*eot);
-        out.insert(out.end(), ids[d].begin(), ids[d].end());
-        (is_val[d] ? r.val_documents : r.train_documents)++;
-    }
-    if (!by_documents) {
-        const size_t cut = train.size() - static_cast<size_t>(std::ceil(opts.val_fraction * static_cast<double>(train.size())));
-        val.assign(train.begin() + static_cast<ptrdiff_t>(cut), train.end());
-        train.resize(cut);
-    }
+    const TokenSplit split = split_tokens(ids, eot, opts, r);
+    const std::vector<TokenId>& train = split.train;
+    const std::vector<TokenId>& val = split.val;
     r.train_tokens = static_cast<int64_t>(train.size());
     r.val_tokens = static_cast<int64_t>(val.size());
 

@@ -172,8 +172,10 @@ std::string onednn_version() {
 }
 
 std::string onednn_thread_warning(unsigned cpu_runtime, const char* wait_policy) {
-    if (cpu_runtime == DNNL_RUNTIME_OMP || cpu_runtime == DNNL_RUNTIME_SEQ || wait_policy != nullptr) return {};
-    const char* runtime = cpu_runtime == DNNL_RUNTIME_TBB ? "TBB" : cpu_runtime == DNNL_RUNTIME_SYCL ? "SYCL" : "its own";
+    // Sequential and threadpool runtimes run on the calling thread (lmforge passes no pool).
+    const bool own_threads = cpu_runtime == DNNL_RUNTIME_TBB || cpu_runtime == DNNL_RUNTIME_SYCL;
+    if (!own_threads || (wait_policy != nullptr && *wait_policy != '\0')) return {};
+    const char* runtime = cpu_runtime == DNNL_RUNTIME_TBB ? "TBB" : "SYCL";
     return fmt::format("oneDNN runs its GEMMs on {} threads, which lmforge's OpenMP threads keep off the cores by "
                        "spinning between kernels: set OMP_WAIT_POLICY=passive (docs/performance.md, Which oneDNN)",
                        runtime);
@@ -183,12 +185,11 @@ namespace {
 
 // Once a process, as its first GEMM backend starts.
 void warn_of_spinning_threads() {
-    static const bool warned = [] {
+    [[maybe_unused]] static const bool warned = [] {
         const std::string w = onednn_thread_warning(dnnl_version()->cpu_runtime, std::getenv("OMP_WAIT_POLICY"));
         if (!w.empty()) log::warn("{}", w);
         return true;
     }();
-    (void)warned;
 }
 
 }  // namespace

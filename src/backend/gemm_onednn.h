@@ -31,13 +31,13 @@ namespace lmforge::backend {
 // The oneDNN this process runs on, "3.13.2": --version says it (2.x and 3.x both work).
 std::string onednn_version();
 
-// What to warn of where oneDNN runs its kernels on threads of its own (TBB, SYCL: PyPI's builds)
-// beside lmforge's OpenMP team, given its CPU runtime (dnnl_version()->cpu_runtime) and
-// OMP_WAIT_POLICY (null: unset); empty where there is nothing to say. After each of lmforge's
-// kernels the OpenMP threads spin for a while by default, taking the cores from oneDNN's
-// threads: config C's step ran 1.7x slower for it (Zen 5, 2 threads), and as fast as on
-// OpenMP's oneDNN with OMP_WAIT_POLICY=passive. OpenMP reads it as the process loads, so it
-// cannot be set from inside: it is for the user to set.
+// What to warn of where oneDNN runs its kernels on threads of its own (TBB, or SYCL as PyPI's
+// onednn-devel does) beside lmforge's OpenMP team, given its CPU runtime
+// (dnnl_version()->cpu_runtime) and OMP_WAIT_POLICY (null or empty: unset); empty where there is
+// nothing to say. After each of lmforge's kernels the OpenMP threads spin for a while by default,
+// taking the cores from oneDNN's threads: on SYCL's oneDNN config C's step took 1.7-1.8x as long
+// as on OpenMP's (Zen 5, 2 threads), and with OMP_WAIT_POLICY=passive 2-14% longer.
+// OpenMP reads the variable as the process loads, so lmforge cannot set it: the user must.
 std::string onednn_thread_warning(unsigned cpu_runtime, const char* wait_policy);
 
 // Whether oneDNN's bf16 products run on matrix tiles (AMX) in this process: the CPU has them,

@@ -223,7 +223,8 @@ TokenSplit split_tokens(const std::vector<std::vector<TokenId>>& ids, std::optio
         (is_val[d] ? r.val_documents : r.train_documents)++;
     }
     if (!by_documents) {
-        const size_t cut = train.size() - static_cast<size_t>(std::ceil(opts.val_fraction * static_cast<double>(train.size())));
+        const auto tail = static_cast<size_t>(std::ceil(opts.val_fraction * static_cast<double>(train.size())));
+        const size_t cut = train.size() - tail;
         val.assign(train.begin() + static_cast<ptrdiff_t>(cut), train.end());
         train.resize(cut);
     }

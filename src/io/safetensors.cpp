@@ -42,18 +42,18 @@ std::optional<uint64_t> checked_bytes(const std::vector<int64_t>& shape, size_t 
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the format's own limit
 
-InputError invalid(const std::string& path, const std::string& why) {
+InputError invalid_file(const std::string& path, const std::string& why) {
     return InputError(fmt::format("{}: not a valid safetensors file: {}", path, why),
                       "the file is truncated or of another format");
 }
 
 // The JSON header of a file of these bytes, and where its data section starts.
 json read_header(std::span<const std::byte> bytes, const std::string& path, size_t& data_start) {
-    if (bytes.size() < 8) throw invalid(path, "shorter than its 8-byte header length");
+    if (bytes.size() < 8) throw invalid_file(path, "shorter than its 8-byte header length");
     uint64_t header_len = 0;
     std::memcpy(&header_len, bytes.data(), 8);
     if (header_len > kMaxHeaderBytes || 8 + header_len > bytes.size()) {
-        throw invalid(path, fmt::format("header length {} exceeds the file size {}", header_len, bytes.size()));
+        throw invalid_file(path, fmt::format("header length {} exceeds the file size {}", header_len, bytes.size()));
     }
     data_start = 8 + header_len;
     json header;
@@ -61,9 +61,9 @@ json read_header(std::span<const std::byte> bytes, const std::string& path, size
         header = json::parse(reinterpret_cast<const char*>(bytes.data()) + 8,
                              reinterpret_cast<const char*>(bytes.data()) + data_start);
     } catch (const json::exception& e) {
-        throw invalid(path, fmt::format("header is not JSON ({})", e.what()));
+        throw invalid_file(path, fmt::format("header is not JSON ({})", e.what()));
     }
-    if (!header.is_object()) throw invalid(path, "header is not a JSON object");
+    if (!header.is_object()) throw invalid_file(path, "header is not a JSON object");
     return header;
 }
 
@@ -73,29 +73,30 @@ TensorInfo parse_tensor(const std::string& name, const json& entry, size_t data_
     const std::string dt = entry.at("dtype").get<std::string>();
     const auto* d =
         std::find_if(std::begin(kDtypes), std::end(kDtypes), [&](const DtypeName& e) { return dt == e.name; });
-    if (d == std::end(kDtypes)) throw invalid(path, fmt::format("tensor '{}': unsupported dtype {}", name, dt));
+    if (d == std::end(kDtypes)) throw invalid_file(path, fmt::format("tensor '{}': unsupported dtype {}", name, dt));
     t.dtype = d->dtype;
     // Whole numbers only: nlohmann would cut 32.5 to 32 (the format's own reader refuses it).
     const auto integers = [&](const char* key) {
         const json& list = entry.at(key);
-        if (!list.is_array() || !std::all_of(list.begin(), list.end(), [](const json& v) { return v.is_number_integer(); })) {
-            throw invalid(path, fmt::format("tensor '{}': {} is not a list of integers", name, key));
+        const auto integer = [](const json& v) { return v.is_number_integer(); };
+        if (!list.is_array() || !std::all_of(list.begin(), list.end(), integer)) {
+            throw invalid_file(path, fmt::format("tensor '{}': {} is not a list of integers", name, key));
         }
         return list;
     };
     t.shape = integers("shape").get<std::vector<int64_t>>();
     const auto offsets = integers("data_offsets").get<std::vector<uint64_t>>();
     if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data_size) {
-        throw invalid(path, fmt::format("tensor '{}': data_offsets outside the data section", name));
+        throw invalid_file(path, fmt::format("tensor '{}': data_offsets outside the data section", name));
     }
     if (std::any_of(t.shape.begin(), t.shape.end(), [](int64_t s) { return s < 0; })) {
-        throw invalid(path, fmt::format("tensor '{}': negative dimension", name));
+        throw invalid_file(path, fmt::format("tensor '{}': negative dimension", name));
     }
     t.begin = offsets[0];
     t.end = offsets[1];
     const auto want = checked_bytes(t.shape, d->size);
     if (!want || *want != t.end - t.begin) {
-        throw invalid(path, fmt::format("tensor '{}': {} bytes for shape [{}] of {}", name, t.end - t.begin,
+        throw invalid_file(path, fmt::format("tensor '{}': {} bytes for shape [{}] of {}", name, t.end - t.begin,
                                         fmt::join(t.shape, ", "), dt));
     }
     return t;
@@ -107,17 +108,16 @@ void check_tiling(const std::map<std::string, TensorInfo>& tensors, size_t data_
     std::vector<std::pair<size_t, size_t>> spans;
     for (const auto& [name, t] : tensors) spans.emplace_back(t.begin, t.end);
     std::sort(spans.begin(), spans.end());
+    const auto hole = [&](size_t from, size_t to) {
+        return invalid_file(path, fmt::format("bytes {}..{} of the data section belong to no tensor", from, to));
+    };
     size_t covered = 0;
     for (const auto& [begin, end] : spans) {
-        if (begin < covered) throw invalid(path, "tensors overlap");
-        if (begin > covered) {
-            throw invalid(path, fmt::format("bytes {}..{} of the data section belong to no tensor", covered, begin));
-        }
+        if (begin < covered) throw invalid_file(path, "tensors overlap");
+        if (begin > covered) throw hole(covered, begin);
         covered = end;
     }
-    if (covered != data_size) {
-        throw invalid(path, fmt::format("bytes {}..{} of the data section belong to no tensor", covered, data_size));
-    }
+    if (covered != data_size) throw hole(covered, data_size);
 }
 
 }  // namespace
@@ -148,9 +148,9 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : file_(path) {
     const size_t data_size = bytes.size() - data_start_;
     for (const auto& [name, entry] : header.items()) {
         if (name == "__metadata__") {
-            if (!entry.is_object()) throw invalid(path, "__metadata__ is not an object");
+            if (!entry.is_object()) throw invalid_file(path, "__metadata__ is not an object");
             for (const auto& [k, v] : entry.items()) {
-                if (!v.is_string()) throw invalid(path, fmt::format("metadata '{}' is not a string", k));
+                if (!v.is_string()) throw invalid_file(path, fmt::format("metadata '{}' is not a string", k));
                 metadata_[k] = v.get<std::string>();
             }
             continue;
@@ -158,7 +158,7 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : file_(path) {
         try {
             tensors_.emplace(name, parse_tensor(name, entry, data_size, path));
         } catch (const json::exception& e) {
-            throw invalid(path, fmt::format("tensor '{}': {}", name, e.what()));
+            throw invalid_file(path, fmt::format("tensor '{}': {}", name, e.what()));
         }
     }
     check_tiling(tensors_, data_size, path);

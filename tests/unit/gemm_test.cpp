@@ -171,16 +171,19 @@ TEST(TileGemm, AFailureInsideAParallelRegionIsThrownAfterIt) {
     EXPECT_EQ(c[0], 8.0f);
 }
 
-// PyPI's oneDNN runs on TBB or SYCL threads, which lmforge's spinning OpenMP threads starve.
+// A oneDNN on TBB or SYCL threads (PyPI's onednn-devel: SYCL) is starved by lmforge's spinning
+// OpenMP threads; one on OpenMP's, or on the calling thread, is not.
 TEST(Gemm, WarnsOfSpinningThreadsOnlyBesideAnotherThreadRuntime) {
     EXPECT_EQ(backend::onednn_thread_warning(DNNL_RUNTIME_OMP, nullptr), "");
     EXPECT_EQ(backend::onednn_thread_warning(DNNL_RUNTIME_SEQ, nullptr), "");
+    EXPECT_EQ(backend::onednn_thread_warning(DNNL_RUNTIME_THREADPOOL, nullptr), "");
     EXPECT_EQ(backend::onednn_thread_warning(DNNL_RUNTIME_TBB, "passive"), "");
     EXPECT_EQ(backend::onednn_thread_warning(DNNL_RUNTIME_SYCL, "active"), "");  // the user chose
     for (const auto& [runtime, name] : {std::pair{DNNL_RUNTIME_TBB, "TBB"}, std::pair{DNNL_RUNTIME_SYCL, "SYCL"}}) {
         const std::string w = backend::onednn_thread_warning(runtime, nullptr);
         EXPECT_NE(w.find(fmt::format("on {} threads", name)), std::string::npos) << w;
         EXPECT_NE(w.find("set OMP_WAIT_POLICY=passive"), std::string::npos) << w;
+        EXPECT_EQ(backend::onednn_thread_warning(runtime, ""), w);  // an empty value is no setting
     }
 }
 

@@ -23,10 +23,7 @@ constexpr int kRows = 16, kRowBytes = 64, kPairs = 16;  // a tile's rows; bytes 
 // The tile instructions a product uses: C in tile 0, A in 1, B in 2. (The tile's number is part
 // of the instruction: the intrinsics take literals.)
 struct AmxTiles {
-    LMFORGE_TILES AmxTiles() {
-        const TileConfig config = TileConfig::full();
-        _tile_loadconfig(&config);
-    }
+    AmxTiles() { load_tile_config(TileConfig::full()); }
     LMFORGE_TILES ~AmxTiles() { _tile_release(); }
     AmxTiles(const AmxTiles&) = delete;
     AmxTiles& operator=(const AmxTiles&) = delete;
@@ -37,8 +34,6 @@ struct AmxTiles {
     LMFORGE_TILES void dot() { _tile_dpbf16ps(0, 1, 2); }
     LMFORGE_TILES void store_c(void* base, int64_t stride) { _tile_stored(0, base, stride); }
 };
-
-#undef LMFORGE_TILES
 
 // The same instructions on tiles in memory, for the full configuration AmxTiles loads.
 class EmulatedTiles {
@@ -163,6 +158,14 @@ bool bf16_tiles_usable() {
     return usable;
 }
 
+LMFORGE_TILES void load_tile_config(const TileConfig& config) {
+    // GCC 12's ldtilecfg builtin does not tell the optimiser that it reads the 64 bytes: without
+    // this barrier, the stores of a configuration built just before are dropped as dead, and
+    // ldtilecfg faults on whatever the stack held.
+    asm volatile("" : : "r"(&config) : "memory");
+    _tile_loadconfig(&config);
+}
+
 TileConfig TileConfig::full() {
     TileConfig config;
     for (int t = 0; t < 8; t++) {
@@ -171,6 +174,8 @@ TileConfig TileConfig::full() {
     }
     return config;
 }
+
+#undef LMFORGE_TILES
 
 void tile_pair_product(const TilePairProduct& p, TileUnit unit) {
     if (p.m % kRows != 0 || p.n % kRows != 0 || p.npairs % kPairs != 0) {

@@ -32,6 +32,9 @@ struct alignas(64) TileConfig {
 };
 static_assert(sizeof(TileConfig) == 64, "ldtilecfg reads 64 bytes");
 
+// ldtilecfg on the calling thread, where bf16_tiles_usable().
+void load_tile_config(const TileConfig& config);
+
 enum class TileUnit { Amx, Emulated };
 
 // C (m x n, fp32, ldc apart) = alpha · Σ_p A(r, p)·B(p, n), added to C when accumulate. m, n and

@@ -77,12 +77,11 @@ __attribute__((target("avx512f,avx512bf16"))) double dot_bf16(long iterations, f
 // (4, 5) and two B (6, 7) tiles, as a GEMM's micro-kernel holds them, so no product waits on
 // the one before it.
 __attribute__((target("amx-tile,amx-bf16"))) double tile_bf16(long iterations, float& sink) {
-    const TileConfig config = TileConfig::full();
     alignas(64) uint16_t a[16 * 32], b[16 * 32];
     alignas(64) float c[16 * 16];
     std::fill(a, a + 16 * 32, uint16_t{0x3F80});  // 1.0 in bf16
     std::fill(b, b + 16 * 32, uint16_t{0x3400});  // 2^-23: sums stay finite
-    _tile_loadconfig(&config);
+    load_tile_config(TileConfig::full());
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);

@@ -65,7 +65,9 @@ RunContext::RunContext(const TrainConfig& cfg, const std::string& run_dir)
         check_fp16_supported();
         fp16_ = true;
         precision_ = Precision::Fp32;
-        precision_why_ = "asked for: fp16 GEMM inputs (F16C), fp32 accumulation and master weights, dynamic loss scaling";
+        precision_why_ = std::string("asked for: fp16 GEMM inputs (") +
+                         (gemm_->native_f16() ? "oneDNN's fp16 matmul" : "F16C, then the fp32 GEMM") +
+                         "), fp32 accumulation and master weights, dynamic loss scaling";
         gemm_ = std::make_unique<Fp16InputGemm>(std::move(gemm_));
     } else {
         precision_ = resolve_precision(cfg.train.precision, precision_why_);

@@ -158,12 +158,11 @@ bool bf16_tiles_usable() {
     return usable;
 }
 
-LMFORGE_TILES void load_tile_config(const TileConfig& config) {
-    // GCC 12's ldtilecfg builtin does not tell the optimiser that it reads the 64 bytes: without
-    // this barrier, the stores of a configuration built just before are dropped as dead, and
-    // ldtilecfg faults on whatever the stack held.
-    asm volatile("" : : "r"(&config) : "memory");
-    _tile_loadconfig(&config);
+void load_tile_config(const TileConfig& config) {
+    // Not _tile_loadconfig: GCC 12's declares an 8-byte memory operand, so the optimiser drops
+    // the stores of a configuration built just before as dead past those 8 bytes, and ldtilecfg
+    // faults on whatever the stack held. This operand is the whole 64 bytes.
+    asm volatile("ldtilecfg %0" : : "m"(config));
 }
 
 TileConfig TileConfig::full() {

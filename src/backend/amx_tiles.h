@@ -32,7 +32,8 @@ struct alignas(64) TileConfig {
 };
 static_assert(sizeof(TileConfig) == 64, "ldtilecfg reads 64 bytes");
 
-// ldtilecfg on the calling thread, where bf16_tiles_usable().
+// ldtilecfg on the calling thread, where bf16_tiles_usable(). Every configuration is loaded
+// through this, never _tile_loadconfig (amx_tiles.cpp says why).
 void load_tile_config(const TileConfig& config);
 
 enum class TileUnit { Amx, Emulated };

@@ -65,9 +65,10 @@ RunContext::RunContext(const TrainConfig& cfg, const std::string& run_dir)
         check_fp16_supported();
         fp16_ = true;
         precision_ = Precision::Fp32;
-        precision_why_ = std::string("asked for: fp16 GEMM inputs (") +
-                         (gemm_->native_f16() ? "oneDNN's fp16 matmul" : "F16C, then the fp32 GEMM") +
-                         "), fp32 accumulation and master weights, dynamic loss scaling";
+        const char* route =
+            gemm_->native_f16() ? "F16C, then oneDNN's fp16 matmul" : "F16C, then the fp32 GEMM";
+        precision_why_ = fmt::format("asked for: fp16 GEMM inputs ({}), fp32 accumulation and "
+                                     "master weights, dynamic loss scaling", route);
         gemm_ = std::make_unique<Fp16InputGemm>(std::move(gemm_));
     } else {
         precision_ = resolve_precision(cfg.train.precision, precision_why_);

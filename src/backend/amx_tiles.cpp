@@ -35,6 +35,8 @@ struct AmxTiles {
     LMFORGE_TILES void store_c(void* base, int64_t stride) { _tile_stored(0, base, stride); }
 };
 
+#undef LMFORGE_TILES
+
 // The same instructions on tiles in memory, for the full configuration AmxTiles loads.
 class EmulatedTiles {
 public:
@@ -173,8 +175,6 @@ TileConfig TileConfig::full() {
     }
     return config;
 }
-
-#undef LMFORGE_TILES
 
 void tile_pair_product(const TilePairProduct& p, TileUnit unit) {
     if (p.m % kRows != 0 || p.n % kRows != 0 || p.npairs % kPairs != 0) {

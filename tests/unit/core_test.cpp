@@ -1,5 +1,5 @@
-// core/: aligned buffers (zero, and resident only where written), arena alignment and bounds, RNG
-// determinism and distributions, error formatting.
+// core/: aligned buffers (zero, resident only where written, on huge-page boundaries), arena
+// alignment and bounds, RNG determinism and distributions, error formatting.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -53,6 +53,21 @@ TEST(AlignedBuffer, IsZeroAndCostsMemoryOnlyWhereWritten) {
     for (size_t i = 0; i < small.size(); i++) EXPECT_EQ(small[i], 0.0f);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % kAlignment, 0u);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(big.data()) % kAlignment, 0u);
+}
+
+TEST(AlignedBuffer, MappedBlocksStartOnAHugePageBoundaryAndFreeCleanly) {
+    // A 2 MiB boundary lets the kernel back a block with huge pages from its first byte.
+    for (size_t mib : {1, 3, 17}) {
+        AlignedBuffer<std::byte> block(mib << 20);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(block.data()) % (size_t{2} << 20), 0u) << mib << " MiB";
+        block[block.size() - 1] = std::byte{1};  // the last byte is mapped
+    }
+    const double before = resident_bytes();  // freed blocks leave nothing resident behind
+    for (int i = 0; i < 8; i++) {
+        AlignedBuffer<float> block(size_t{8} << 18);
+        for (size_t j = 0; j < block.size(); j += 1024) block[j] = 1.0f;
+    }
+    EXPECT_LT(resident_bytes() - before, 8.0 * (1 << 20));
 }
 
 TEST(Rng, SameSeedSameStreamAndStateRoundTrips) {

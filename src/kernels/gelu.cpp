@@ -8,6 +8,7 @@
 #include "kernels/bf16.h"
 #include "kernels/fast_math.h"
 #include "kernels/matmul.h"
+#include "kernels/prefetch.h"
 
 #include "kernels/isa_begin.h"
 
@@ -58,11 +59,23 @@ inline float gelu_tanh_grad(float x) {
     return m >= kTail ? 0.0f : (m <= -kTail ? 1.0f : grad);
 }
 
+// From memory, as in a training step (kernels/prefetch.h), it waits on its loads without the
+// prefetches.
 template <class Out, class In>
 void forward_tanh(Out* out, const In* inp, int64_t n) {
-#pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        out[i] = float_to<Out>(gelu_tanh(to_float(inp[i])));
+#pragma omp parallel
+    {
+        const auto [i0, i1] = backend::thread_slice(n, omp_get_thread_num(), omp_get_num_threads());
+        sweep_with_prefetch(
+            i0, i1,
+            [out, inp](int64_t b, int64_t e) {
+                prefetch_lines(inp + b, e - b);
+                prefetch_lines(out + b, e - b, /*for_write=*/true);
+            },
+            [out, inp](int64_t b, int64_t e) {
+#pragma omp simd
+                for (int64_t i = b; i < e; i++) out[i] = float_to<Out>(gelu_tanh(to_float(inp[i])));
+            });
     }
 }
 

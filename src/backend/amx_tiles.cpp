@@ -18,6 +18,76 @@ namespace {
 
 constexpr int kRows = 16, kRowBytes = 64, kPairs = 16;  // a tile's rows; bytes and pairs of a row
 
+// C's block (m0, n0) = alpha · block (+ C), for products whose sums C does not take as they
+// are (alpha, or C transposed).
+void write_block_scalar(const TilePairProduct& p, const float* block, int64_t m0, int64_t n0) {
+    if (p.c_transposed) {
+        for (int n = 0; n < kRows; n++) {
+            float* c = p.c + (n0 + n) * p.ldc + m0;
+            for (int r = 0; r < kRows; r++) c[r] = p.alpha * block[r * kRows + n] + (p.accumulate ? c[r] : 0.0f);
+        }
+        return;
+    }
+    for (int r = 0; r < kRows; r++) {
+        float* c = p.c + (m0 + r) * p.ldc + n0;
+        const float* s = block + r * kRows;
+        if (p.accumulate) {
+            for (int n = 0; n < kRows; n++) c[n] += p.alpha * s[n];
+        } else {
+            for (int n = 0; n < kRows; n++) c[n] = p.alpha * s[n];
+        }
+    }
+}
+
+#define LMFORGE_AVX512 __attribute__((target("avx512f")))
+// GCC 12's shuffle intrinsics start from _mm512_undefined_ps(), a self-initialised variable
+// that -Wmaybe-uninitialized reports in functions with a target attribute.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// The 16 x 16 block's rows transposed in registers: row i of the result is column i of rows.
+LMFORGE_AVX512 void transpose_16x16(__m512 rows[kRows]) {
+    __m512 t[kRows];
+    for (int i = 0; i < kRows; i += 2) {  // interleave pairs of rows, 32-bit
+        t[i] = _mm512_unpacklo_ps(rows[i], rows[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(rows[i], rows[i + 1]);
+    }
+    for (int i = 0; i < kRows; i += 4) {  // then 64-bit: rows[i + c] holds column c of each lane
+        for (int j = 0; j < 2; j++) {
+            const __m512d a = _mm512_castps_pd(t[i + j]), b = _mm512_castps_pd(t[i + j + 2]);
+            rows[i + 2 * j] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+            rows[i + 2 * j + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+        }
+    }
+    for (int i = 0; i < kRows; i += 8) {  // then 128-bit lanes, 4 rows apart
+        for (int j = 0; j < 4; j++) {
+            t[i + j] = _mm512_shuffle_f32x4(rows[i + j], rows[i + j + 4], 0x88);
+            t[i + j + 4] = _mm512_shuffle_f32x4(rows[i + j], rows[i + j + 4], 0xdd);
+        }
+    }
+    for (int j = 0; j < 8; j++) {  // then 256-bit halves, 8 rows apart
+        rows[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
+        rows[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
+    }
+}
+
+// write_block_scalar on AVX-512, which every CPU with AMX has: it took a quarter of attention's
+// backward on tiles as scalar code.
+LMFORGE_AVX512 void write_block_avx512(const TilePairProduct& p, const float* block, int64_t m0, int64_t n0) {
+    __m512 rows[kRows];
+    for (int r = 0; r < kRows; r++) rows[r] = _mm512_load_ps(block + r * kRows);
+    if (p.c_transposed) transpose_16x16(rows);
+    const __m512 alpha = _mm512_set1_ps(p.alpha);
+    for (int r = 0; r < kRows; r++) {
+        float* c = p.c_transposed ? p.c + (n0 + r) * p.ldc + m0 : p.c + (m0 + r) * p.ldc + n0;
+        const __m512 prior = p.accumulate ? _mm512_loadu_ps(c) : _mm512_setzero_ps();
+        _mm512_storeu_ps(c, _mm512_fmadd_ps(alpha, rows[r], prior));
+    }
+}
+
+#pragma GCC diagnostic pop
+#undef LMFORGE_AVX512
+
 #define LMFORGE_TILES __attribute__((target("amx-tile,amx-bf16")))
 
 // The tile instructions a product uses: C in tile 0, A in 1, B in 2. (The tile's number is part
@@ -29,10 +99,14 @@ struct AmxTiles {
     AmxTiles& operator=(const AmxTiles&) = delete;
 
     LMFORGE_TILES void zero_c() { _tile_zero(0); }
+    LMFORGE_TILES void load_c(const void* base, int64_t stride) { _tile_loadd(0, base, stride); }
     LMFORGE_TILES void load_a(const void* base, int64_t stride) { _tile_loadd(1, base, stride); }
     LMFORGE_TILES void load_b(const void* base, int64_t stride) { _tile_loadd(2, base, stride); }
     LMFORGE_TILES void dot() { _tile_dpbf16ps(0, 1, 2); }
     LMFORGE_TILES void store_c(void* base, int64_t stride) { _tile_stored(0, base, stride); }
+    static void write_block(const TilePairProduct& p, const float* block, int64_t m0, int64_t n0) {
+        write_block_avx512(p, block, m0, n0);
+    }
 };
 
 #undef LMFORGE_TILES
@@ -41,6 +115,7 @@ struct AmxTiles {
 class EmulatedTiles {
 public:
     void zero_c() { std::memset(c_, 0, sizeof c_); }
+    void load_c(const void* base, int64_t stride) { load(c_, base, stride); }
     void load_a(const void* base, int64_t stride) { load(a_, base, stride); }
     void load_b(const void* base, int64_t stride) { load(b_, base, stride); }
     // C (16 x 16 fp32) += A (16 rows of 16 pairs) · B (16 rows of pairs by 16 columns).
@@ -60,6 +135,9 @@ public:
     void store_c(void* base, int64_t stride) const {
         for (int r = 0; r < kRows; r++) std::memcpy(static_cast<char*>(base) + r * stride, c_[r], kRowBytes);
     }
+    static void write_block(const TilePairProduct& p, const float* block, int64_t m0, int64_t n0) {
+        write_block_scalar(p, block, m0, n0);
+    }
 
 private:
     using Tile = unsigned char[kRows][kRowBytes];
@@ -75,40 +153,32 @@ private:
     Tile c_, a_, b_;
 };
 
-// C's block (m0, n0) = alpha · block (+ C).
-void write_block(const TilePairProduct& p, const float* block, int64_t m0, int64_t n0) {
-    if (p.c_transposed) {
-        for (int n = 0; n < kRows; n++) {
-            float* c = p.c + (n0 + n) * p.ldc + m0;
-            for (int r = 0; r < kRows; r++) c[r] = p.alpha * block[r * kRows + n] + (p.accumulate ? c[r] : 0.0f);
-        }
-        return;
-    }
-    for (int r = 0; r < kRows; r++) {
-        float* c = p.c + (m0 + r) * p.ldc + n0;
-        const float* s = block + r * kRows;
-        if (p.accumulate) {
-            for (int n = 0; n < kRows; n++) c[n] += p.alpha * s[n];
-        } else {
-            for (int n = 0; n < kRows; n++) c[n] = p.alpha * s[n];
-        }
-    }
-}
-
 // Each 16 x 16 block of C in turn, over its row of A's tiles and column of B's.
+// Where C takes the sums as they are (alpha 1, not transposed), its block is the tile's start
+// (or zero) and the tile is stored in place.
 template <class Tiles>
 void product_on(Tiles& tiles, const TilePairProduct& p) {
+    const bool in_place = p.alpha == 1.0f && !p.c_transposed;
     alignas(64) float block[kRows * kRows];
     for (int64_t m0 = 0; m0 < p.m; m0 += kRows) {
         for (int64_t n0 = 0; n0 < p.n; n0 += kRows) {
-            tiles.zero_c();
+            float* c = p.c + m0 * p.ldc + n0;
+            if (in_place && p.accumulate) {
+                tiles.load_c(c, 4 * p.ldc);
+            } else {
+                tiles.zero_c();
+            }
             for (int64_t p0 = 0; p0 < p.npairs; p0 += kPairs) {
                 tiles.load_a(p.a + 2 * (m0 * p.a_ld + p0), 4 * p.a_ld);
                 tiles.load_b(p.b + 2 * (p0 * p.b_ld + n0), 4 * p.b_ld);
                 tiles.dot();
             }
-            tiles.store_c(block, 4 * kRows);
-            write_block(p, block, m0, n0);
+            if (in_place) {
+                tiles.store_c(c, 4 * p.ldc);
+            } else {
+                tiles.store_c(block, 4 * kRows);
+                Tiles::write_block(p, block, m0, n0);
+            }
         }
     }
 }

@@ -49,15 +49,20 @@ struct Operands {
     }
 };
 
+// alpha 1 takes the path that starts the tile from C and stores it in place; 0.5 the one that
+// writes a block from the tile.
 TEST(AmxTiles, EmulatedProductIsTheSumOfThePairs) {
     for (const auto& [m, n, npairs] : {std::tuple{16, 16, 16}, {32, 48, 16}, {48, 16, 64}}) {
-        for (const bool accumulate : {false, true}) {
-            Operands ops(m, n, npairs);
-            const auto want = ops.expected(0.5f, accumulate);
-            backend::tile_pair_product(ops.product(0.5f, accumulate), backend::TileUnit::Emulated);
-            for (size_t i = 0; i < want.size(); i++) {
-                ASSERT_NEAR(ops.c[i], want[i], 1e-4 * (1 + std::abs(want[i])))
-                    << "m=" << m << " n=" << n << " pairs=" << npairs << " at " << i;
+        for (const float alpha : {1.0f, 0.5f}) {
+            for (const bool accumulate : {false, true}) {
+                Operands ops(m, n, npairs);
+                const auto want = ops.expected(alpha, accumulate);
+                backend::tile_pair_product(ops.product(alpha, accumulate), backend::TileUnit::Emulated);
+                for (size_t i = 0; i < want.size(); i++) {
+                    ASSERT_NEAR(ops.c[i], want[i], 1e-4 * (1 + std::abs(want[i])))
+                        << "m=" << m << " n=" << n << " pairs=" << npairs << " alpha=" << alpha
+                        << " accumulate=" << accumulate << " at " << i;
+                }
             }
         }
     }
@@ -89,14 +94,29 @@ TEST(AmxTiles, RefusesAProductOfPartTiles) {
     EXPECT_THROW(backend::tile_pair_product(p, backend::TileUnit::Emulated), std::logic_error);
 }
 
+// Every way of writing C: in place (alpha 1) or through a block (AVX-512 on AMX, scalar in the
+// emulation), added or not, transposed or not.
 TEST(AmxTiles, AmxMatchesTheEmulation) {
     if (!backend::bf16_tiles_usable()) GTEST_SKIP() << "no AMX on this CPU (or Linux refused the tile state)";
-    Operands on_tiles(48, 32, 48);
-    Operands emulated = on_tiles;
-    backend::tile_pair_product(on_tiles.product(0.25f, true), backend::TileUnit::Amx);
-    backend::tile_pair_product(emulated.product(0.25f, true), backend::TileUnit::Emulated);
-    for (size_t i = 0; i < emulated.c.size(); i++) {
-        ASSERT_NEAR(on_tiles.c[i], emulated.c[i], 1e-5 * (1 + std::abs(emulated.c[i]))) << i;
+    for (const float alpha : {1.0f, 0.25f}) {
+        for (const bool accumulate : {false, true}) {
+            for (const bool transposed : {false, true}) {
+                Operands on_tiles(48, 32, 48);
+                Operands emulated = on_tiles;
+                auto p = on_tiles.product(alpha, accumulate), q = emulated.product(alpha, accumulate);
+                if (transposed) {  // C's 32 x 48 transpose fits in its 48 x 35
+                    p.ldc = q.ldc = 48;
+                    p.c_transposed = q.c_transposed = true;
+                }
+                backend::tile_pair_product(p, backend::TileUnit::Amx);
+                backend::tile_pair_product(q, backend::TileUnit::Emulated);
+                for (size_t i = 0; i < emulated.c.size(); i++) {
+                    ASSERT_NEAR(on_tiles.c[i], emulated.c[i], 1e-5 * (1 + std::abs(emulated.c[i])))
+                        << "alpha=" << alpha << " accumulate=" << accumulate << " transposed=" << transposed
+                        << " at " << i;
+                }
+            }
+        }
     }
     EXPECT_EQ(backend::tile_unit(), std::optional(backend::TileUnit::Amx));
 }

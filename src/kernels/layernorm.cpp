@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "backend/threads.h"
+#include "kernels/prefetch.h"
 
 #include "kernels/isa_begin.h"
 
@@ -17,12 +18,22 @@ namespace lmforge::kernels::LMFORGE_ISA_NAMESPACE {
 
 namespace {
 
+// The forward asks for the rows it adds and normalises two rows ahead (kernels/prefetch.h):
+// config C's residual add and layernorm over 4096 x 384 from memory took 1.07-1.14 ms a call
+// without, 0.83-0.98 with (Sapphire Rapids class Xeon, 2 threads; 4 and 8 rows ahead gained
+// less, and backward's row pass gained nothing).
+constexpr int64_t kRowsAhead = 2;
+
 // With b null: layernorm of a. Otherwise res = a + b first, and the layernorm of res.
 template <class Out>
 void forward_rows(float* res, Out* out, float* mean, float* rstd, const float* a, const float* b,
                   const float* weight, const float* bias, int64_t N, int64_t C, float eps) {
 #pragma omp parallel for schedule(static)
     for (int64_t n = 0; n < N; n++) {
+        if (n + kRowsAhead < N) {
+            prefetch_lines(a + (n + kRowsAhead) * C, C);
+            if (b != nullptr) prefetch_lines(b + (n + kRowsAhead) * C, C);
+        }
         const float* x = a + n * C;
         if (b != nullptr) {
             float* r = res + n * C;

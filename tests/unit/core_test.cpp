@@ -55,19 +55,29 @@ TEST(AlignedBuffer, IsZeroAndCostsMemoryOnlyWhereWritten) {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(big.data()) % kAlignment, 0u);
 }
 
-TEST(AlignedBuffer, MappedBlocksStartOnAHugePageBoundaryAndFreeCleanly) {
+// This process's mapped address space in bytes (/proc/self/statm's first field, in pages).
+double mapped_bytes() {
+    std::ifstream statm("/proc/self/statm");
+    double size = 0;
+    statm >> size;
+    return size * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+TEST(AlignedBuffer, BlocksOfAHugePageStartOnItsBoundaryAndFreeCleanly) {
     // A 2 MiB boundary lets the kernel back a block with huge pages from its first byte.
-    for (size_t mib : {1, 3, 17}) {
-        AlignedBuffer<std::byte> block(mib << 20);
-        EXPECT_EQ(reinterpret_cast<uintptr_t>(block.data()) % (size_t{2} << 20), 0u) << mib << " MiB";
+    for (const size_t bytes : {size_t{2} << 20, (size_t{3} << 20) + 100, size_t{17} << 20}) {
+        AlignedBuffer<std::byte> block(bytes);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(block.data()) % (size_t{2} << 20), 0u) << bytes << " bytes";
         block[block.size() - 1] = std::byte{1};  // the last byte is mapped
     }
-    const double before = resident_bytes();  // freed blocks leave nothing resident behind
+    // Freed blocks leave nothing resident, and none of the slack mapped to align them.
+    const double resident = resident_bytes(), mapped = mapped_bytes();
     for (int i = 0; i < 8; i++) {
-        AlignedBuffer<float> block(size_t{8} << 18);
+        AlignedBuffer<float> block((size_t{8} << 18) + 3);
         for (size_t j = 0; j < block.size(); j += 1024) block[j] = 1.0f;
     }
-    EXPECT_LT(resident_bytes() - before, 8.0 * (1 << 20));
+    EXPECT_LT(resident_bytes() - resident, 8.0 * (1 << 20));
+    EXPECT_LT(mapped_bytes() - mapped, 4.0 * (1 << 20));
 }
 
 TEST(Rng, SameSeedSameStreamAndStateRoundTrips) {

@@ -41,9 +41,12 @@ void write_block_scalar(const TilePairProduct& p, const float* block, int64_t m0
 
 #define LMFORGE_AVX512 __attribute__((target("avx512f")))
 // GCC 12's shuffle intrinsics start from _mm512_undefined_ps(), a self-initialised variable
-// that -Wmaybe-uninitialized reports in functions with a target attribute.
+// that -Wmaybe-uninitialized reports in functions with a target attribute. (Clang has no such
+// warning to silence.)
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 // The 16 x 16 block's rows transposed in registers: row i of the result is column i of rows.
 LMFORGE_AVX512 void transpose_16x16(__m512 rows[kRows]) {
@@ -71,8 +74,8 @@ LMFORGE_AVX512 void transpose_16x16(__m512 rows[kRows]) {
     }
 }
 
-// write_block_scalar on AVX-512, which every CPU with AMX has: it took a quarter of attention's
-// backward on tiles as scalar code.
+// write_block_scalar on AVX-512 (bf16_tiles_usable() asks for it with AMX): it took a quarter
+// of attention's backward on tiles as scalar code.
 LMFORGE_AVX512 void write_block_avx512(const TilePairProduct& p, const float* block, int64_t m0, int64_t n0) {
     __m512 rows[kRows];
     for (int r = 0; r < kRows; r++) rows[r] = _mm512_load_ps(block + r * kRows);
@@ -85,7 +88,9 @@ LMFORGE_AVX512 void write_block_avx512(const TilePairProduct& p, const float* bl
     }
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #undef LMFORGE_AVX512
 
 #define LMFORGE_TILES __attribute__((target("amx-tile,amx-bf16")))
@@ -221,6 +226,9 @@ bool bf16_tiles_usable() {
     static const bool usable = [] {
         __builtin_cpu_init();
         if (!__builtin_cpu_supports("amx-tile") || !__builtin_cpu_supports("amx-bf16")) return false;
+        // The products write their blocks with AVX-512, which every AMX CPU sold has, but a
+        // VM may offer the one without the other.
+        if (!__builtin_cpu_supports("avx512f")) return false;
         // Linux keeps the tile registers out of a process's state until it asks (5.16 on); a
         // tile instruction before that is an illegal instruction.
         constexpr long kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM

@@ -15,8 +15,9 @@
 
 namespace lmforge::backend {
 
-// Whether this process may multiply on AMX tiles: the CPU has AMX-TILE and AMX-BF16, and Linux
-// grants the tile state's permission (arch_prctl ARCH_REQ_XCOMP_PERM, asked once here).
+// Whether this process may multiply on AMX tiles: the CPU has AMX-TILE, AMX-BF16 and AVX-512F
+// (for the blocks the tiles are written through), and Linux grants the tile state's
+// permission (arch_prctl ARCH_REQ_XCOMP_PERM, asked once here).
 bool bf16_tiles_usable();
 
 // AMX's tile configuration (palette 1): each tile's rows and bytes per row.

@@ -104,8 +104,8 @@ TEST(AmxTiles, AmxMatchesTheEmulation) {
                 Operands on_tiles(48, 32, 48);
                 Operands emulated = on_tiles;
                 auto p = on_tiles.product(alpha, accumulate), q = emulated.product(alpha, accumulate);
-                if (transposed) {  // C's 32 x 48 transpose fits in its 48 x 35
-                    p.ldc = q.ldc = 48;
+                if (transposed) {  // Cᵀ's 32 rows of 48, 51 apart, fit in C's 48 x 35
+                    p.ldc = q.ldc = 51;
                     p.c_transposed = q.c_transposed = true;
                 }
                 backend::tile_pair_product(p, backend::TileUnit::Amx);

@@ -59,10 +59,10 @@ inline float gelu_tanh_grad(float x) {
     return m >= kTail ? 0.0f : (m <= -kTail ? 1.0f : grad);
 }
 
-// From memory, as in a training step (kernels/prefetch.h), it waits on its loads without the
-// prefetches.
-template <class Out, class In>
-void forward_tanh(Out* out, const In* inp, int64_t n) {
+// out[i] = f(inp[i]), each thread's range asked for two chunks ahead: from memory, as in a
+// training step, the loop otherwise waits on each line (figures in kernels/prefetch.h).
+template <class Out, class In, class F>
+void forward_sweep(Out* out, const In* inp, int64_t n, const F& f) {
 #pragma omp parallel
     {
         const auto [i0, i1] = backend::thread_slice(n, omp_get_thread_num(), omp_get_num_threads());
@@ -70,13 +70,18 @@ void forward_tanh(Out* out, const In* inp, int64_t n) {
             i0, i1,
             [out, inp](int64_t b, int64_t e) {
                 prefetch_lines(inp + b, e - b);
-                prefetch_lines(out + b, e - b, /*for_write=*/true);
+                prefetch_lines(out + b, e - b);
             },
-            [out, inp](int64_t b, int64_t e) {
+            [out, inp, &f](int64_t b, int64_t e) {
 #pragma omp simd
-                for (int64_t i = b; i < e; i++) out[i] = float_to<Out>(gelu_tanh(to_float(inp[i])));
+                for (int64_t i = b; i < e; i++) out[i] = float_to<Out>(f(to_float(inp[i])));
             });
     }
+}
+
+template <class Out, class In>
+void forward_tanh(Out* out, const In* inp, int64_t n) {
+    forward_sweep(out, inp, n, [](float x) { return gelu_tanh(x); });
 }
 
 template <class In>
@@ -92,11 +97,7 @@ void backward_tanh_bf16_bias(bf16* dinp_h, float* dbias, const float* dout, cons
 
 template <class Out, class In>
 void forward_erf(Out* out, const In* inp, int64_t n) {
-#pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        const float x = to_float(inp[i]);
-        out[i] = float_to<Out>(0.5f * x * one_plus_erf(x));
-    }
+    forward_sweep(out, inp, n, [](float x) { return 0.5f * x * one_plus_erf(x); });
 }
 
 template <class In>

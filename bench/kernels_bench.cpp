@@ -214,7 +214,7 @@ void lm_head_case(benchmark::State& state, HeadPass pass, const AlignedBuffer<In
     for (auto& t : targets) t = static_cast<int32_t>(rng.below(V));
     const kernels::LmHeadLossShape s{
         .N = N, .C = C, .V = V, .Vp = Vp, .chunk = kernels::lm_head_chunk(N, V), .rows = kernels::lm_head_rows(N, V)};
-    const int64_t scratch_floats = std::max(N * s.chunk, s.rows * V);
+    const int64_t scratch_floats = kernels::lm_head_scratch(N, V, true);
     AlignedBuffer<float> losses(N), lse(N), logits(scratch_floats), dx(N * C), dwte(Vp * C), scratch(N);
     AlignedBuffer<In> dlogits(std::is_same_v<In, float> ? 0 : scratch_floats);
     In* dl = nullptr;  // fp32: in place over the logits, as the model runs it

@@ -344,6 +344,7 @@ LMFORGE_KERNEL(void, teacher_log_probs,
 // lm_head_loss.h
 LMFORGE_KERNEL(int64_t, lm_head_chunk, (int64_t N, int64_t V), (N, V))
 LMFORGE_KERNEL(int64_t, lm_head_rows, (int64_t N, int64_t V), (N, V))
+LMFORGE_KERNEL(int64_t, lm_head_row_stride, (int64_t V), (V))
 LMFORGE_KERNEL(bool, lm_head_one_pass, (const backend::Gemm& gemm, bool bf16_inputs), (gemm, bf16_inputs))
 LMFORGE_KERNEL(int64_t, lm_head_scratch, (int64_t N, int64_t V, bool one_pass), (N, V, one_pass))
 LMFORGE_KERNEL(int64_t, lm_head_dlogits_scratch, (int64_t N, int64_t V, bool one_pass, bool bias),

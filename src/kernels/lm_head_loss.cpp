@@ -266,9 +266,11 @@ int64_t lm_head_rows(int64_t N, int64_t V) {
 // on B, for 56 MiB more peak RSS.
 bool lm_head_one_pass(const backend::Gemm& gemm, bool bf16_inputs) { return !bf16_inputs || !gemm.bf16_on_tiles(); }
 
+int64_t lm_head_row_stride(int64_t V) { return (V + 15) / 16 * 16; }
+
 int64_t lm_head_scratch(int64_t N, int64_t V, bool one_pass) {
     const int64_t chunked = N * lm_head_chunk(N, V);
-    return one_pass ? std::max(chunked, lm_head_rows(N, V) * V) : chunked;
+    return one_pass ? std::max(chunked, lm_head_rows(N, V) * lm_head_row_stride(V)) : chunked;
 }
 
 int64_t lm_head_dlogits_scratch(int64_t N, int64_t V, bool one_pass, bool bias) {
@@ -406,26 +408,29 @@ void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* lo
                                      logits_block, dlogits_block);
         return;
     }
+    // Rows of logits start 64 bytes apart (lm_head_row_stride), but where bias_backward sums
+    // them, which reads them packed.
+    const int64_t stride = dbias != nullptr ? s.V : lm_head_row_stride(s.V);
     // The chunked passes' scratch (s.N · s.chunk) holds this many whole rows.
-    const int64_t rows = one_pass ? s.rows : std::min(s.N, std::max<int64_t>(1, s.N * s.chunk / s.V));
+    const int64_t rows = one_pass ? s.rows : std::min(s.N, std::max<int64_t>(1, s.N * s.chunk / stride));
     check_blocks(rows, "rows");
     const bool keep_fp32 = dbias != nullptr && !std::is_same_v<In, float>;
     const float* dlogits_fp32 = logits_block;
     if constexpr (std::is_same_v<In, float>) dlogits_fp32 = dlogits_block;
     // Mixed precision without a bias writes the bf16 dlogits over the block's own logits, each
-    // row's at the start of its floats (rows 2V values apart): no second block of scratch.
+    // row's at the start of its floats (rows 2 · stride values apart): no second block of scratch.
     const bool in_place = !std::is_same_v<In, float> && !keep_fp32;
     In* dlogits = in_place ? reinterpret_cast<In*>(logits_block) : dlogits_block;
-    const int64_t ld = in_place ? 2 * s.V : s.V;
+    const int64_t ld = in_place ? 2 * stride : stride;
     if (dbias != nullptr && !accumulate) std::fill_n(dbias, s.V, 0.0f);
     const RowStats stats{losses, lse, target_logit, row_max};
     for (int64_t r0 = 0; r0 < s.N; r0 += rows) {
         const int64_t nr = std::min(s.N, r0 + rows) - r0;
         const In* xb = x + r0 * s.C;
-        run(gemm, {.M = nr, .N = s.V, .K = s.C, .trans_b = true}, xb, wte, logits_block, bias);
+        run(gemm, {.M = nr, .N = s.V, .K = s.C, .trans_b = true, .ldc = stride}, xb, wte, logits_block, bias);
 #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < nr; i++) {
-            one_pass_row(logits_block + i * s.V, dlogits + i * ld, s.V, r0 + i, targets[r0 + i], stats, dloss,
+            one_pass_row(logits_block + i * stride, dlogits + i * ld, s.V, r0 + i, targets[r0 + i], stats, dloss,
                          keep_fp32, soft);
         }
         if (dbias != nullptr) bias_backward(dbias, dlogits_fp32, nr, s.V);

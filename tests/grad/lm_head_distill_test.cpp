@@ -76,7 +76,7 @@ TEST(LmHeadDistillTwin, KernelMatchesPyTorchInOnePassAndInBlocks) {
     for (const bool half : {false, true}) {
         for (const int64_t rows : {int64_t{2}, int64_t{64}}) {
             const kernels::LmHeadLossShape s{.N = f.N, .C = f.C, .V = f.V, .Vp = f.V, .chunk = 4, .rows = rows};
-            const int64_t scratch = std::max(rows, f.N) * f.V;
+            const int64_t scratch = std::max(rows, f.N) * kernels::lm_head_row_stride(f.V);
             std::vector<float> losses(f.N, kNaN), lse(f.N, kNaN), target_logit(f.N, kNaN), kl(f.N, kNaN),
                 logits(scratch), dx(f.N * f.C, kNaN), dwte(f.V * f.C, kNaN);
             std::vector<bf16> dlogits_h(scratch);

@@ -193,7 +193,7 @@ TEST_P(LmHeadLossTwin, TrainInOnePassEqualsUnfused) {
                         // (With native bf16 GEMMs, bf16 takes the chunked passes: 64 columns.)
                         const kernels::LmHeadLossShape s{
                             .N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = 64, .rows = rows};
-                        const int64_t scratch = std::max(rows * c.V, c.N * s.chunk);
+                        const int64_t scratch = std::max(rows * kernels::lm_head_row_stride(c.V), c.N * s.chunk);
                         std::vector<float> losses(c.N, kNaN), lse(c.N, kNaN), target_logit(c.N, kNaN),
                             row_max(c.N, kNaN), logits(scratch), dx(c.N * c.C, kNaN);
                         std::vector<bf16> dlogits_h(scratch);
@@ -311,7 +311,7 @@ TEST_P(LmHeadLossTwin, Bf16WeightGradientIsTheFp32OneRounded) {
         for (const int64_t rows : {int64_t{5}, c.N}) {
             for (const bool accumulate : {false, true}) {
                 const kernels::LmHeadLossShape s{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = 64, .rows = rows};
-                const int64_t scratch = std::max(rows * c.V, c.N * s.chunk);
+                const int64_t scratch = std::max(rows * kernels::lm_head_row_stride(c.V), c.N * s.chunk);
                 std::vector<float> losses(c.N), lse(c.N), target_logit(c.N), logits(scratch), dx(c.N * c.C);
                 std::vector<bf16> dlogits_h(scratch);
                 const auto start = random_vector(c.Vp * c.C, 9);

@@ -113,6 +113,28 @@ TEST_F(HfInterop, CommandsRoundTripThroughACheckpoint) {
 // export --dtype f16 and bf16 round every weight to nearest even and say so in config.json;
 // import reads them back (widened exactly), and so does a checkpoint's loader (model.init_from):
 // an lmforge checkpoint whose weights are stored in F16.
+// BERT and DistilBERT through the commands: a masked-LM directory imports, exports as its
+// class, imports back to the same tensors, and `lmforge logits` reads it.
+TEST_F(HfInterop, EncodersRoundTripThroughTheCommands) {
+    for (const auto& [fixture, hf_class] : {std::pair<std::string, std::string>{"bert-mlm", "(BertForMaskedLM)"},
+                                            {"distilbert-mlm", "(DistilBertForMaskedLM)"}}) {
+        const std::string ckpt = path(fixture + "-ckpt"), hf = path(fixture + "-hf"), back = path(fixture + "-back");
+        Outcome o = run_lmforge("import --hf " + kFixtures + "/" + fixture + " --output " + ckpt);
+        ASSERT_EQ(o.status, 0) << o.err;
+        o = run_lmforge("export --checkpoint " + ckpt + " --hf " + hf);
+        ASSERT_EQ(o.status, 0) << o.err;
+        EXPECT_NE(o.out.find(hf_class), std::string::npos) << o.out;
+        o = run_lmforge("import --hf " + hf + " --output " + back);
+        ASSERT_EQ(o.status, 0) << o.err;
+        const SafetensorsReader a(ckpt + "/model.safetensors"), b(back + "/model.safetensors");
+        ASSERT_EQ(a.names(), b.names()) << fixture;
+        for (const std::string& name : a.names()) EXPECT_EQ(a.read_f32(name), b.read_f32(name)) << fixture << " " << name;
+        o = run_lmforge("logits --checkpoint " + back + " --ids \"3 4 5\"");
+        ASSERT_EQ(o.status, 0) << o.err;
+        EXPECT_NE(o.out.find("most likely"), std::string::npos) << o.out;
+    }
+}
+
 TEST_F(HfInterop, HalfPrecisionWeightsGoOutAndComeBack) {
     ASSERT_EQ(run_lmforge("import --hf " + kFixtures + "/gpt2-f32 --output " + path("ckpt")).status, 0);
     const SafetensorsReader ckpt(path("ckpt/model.safetensors"));

@@ -408,8 +408,8 @@ void lm_head_loss_train(backend::Gemm& gemm, const LmHeadLossShape& s, float* lo
                                      logits_block, dlogits_block);
         return;
     }
-    // Rows of logits start 64 bytes apart (lm_head_row_stride), but where bias_backward sums
-    // them, which reads them packed.
+    // Rows lie lm_head_row_stride(V) floats apart, each on a cache line; with a bias gradient
+    // they stay packed, as bias_backward reads them.
     const int64_t stride = dbias != nullptr ? s.V : lm_head_row_stride(s.V);
     // The chunked passes' scratch (s.N · s.chunk) holds this many whole rows.
     const int64_t rows = one_pass ? s.rows : std::min(s.N, std::max<int64_t>(1, s.N * s.chunk / stride));

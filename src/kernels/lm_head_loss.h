@@ -87,8 +87,8 @@ int64_t lm_head_dlogits_scratch(int64_t N, int64_t V, bool one_pass, bool bias);
 // the logits GEMM that lm_head_loss_backward repeats (a quarter of the head's work) for a
 // block of s.rows rows of logits as scratch instead of N · chunk. Writes what forward writes
 // (losses, lse, target_logit, row_max if not null) and what backward writes (dx =, dwte and
-// dbias = or +=). logits_block: s.rows rows of lm_head_row_stride(V) floats (of V with a bias,
-// whose column sums read them packed); dlogits_block: as many In, which in fp32 may be
+// dbias = or +=). logits_block: s.rows rows of lm_head_row_stride(V) floats (of V with a bias
+// gradient, whose column sums read them packed); dlogits_block: as many In, which in fp32 may be
 // logits_block itself; in mixed precision without a bias the one pass leaves it unused and
 // writes the dlogits over the logits (lm_head_dlogits_scratch). Where lm_head_one_pass is
 // false it is lm_head_loss_forward then lm_head_loss_backward instead, on s.N · s.chunk of

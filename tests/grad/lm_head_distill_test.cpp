@@ -78,8 +78,8 @@ TEST(LmHeadDistillTwin, KernelMatchesPyTorchInOnePassAndInBlocks) {
             const kernels::LmHeadLossShape s{.N = f.N, .C = f.C, .V = f.V, .Vp = f.V, .chunk = 4, .rows = rows};
             const int64_t scratch = std::max(rows, f.N) * kernels::lm_head_row_stride(f.V);
             std::vector<float> losses(f.N, kNaN), lse(f.N, kNaN), target_logit(f.N, kNaN), kl(f.N, kNaN),
-                logits(scratch), dx(f.N * f.C, kNaN), dwte(f.V * f.C, kNaN);
-            std::vector<bf16> dlogits_h(scratch);
+                logits(scratch, kNaN), dx(f.N * f.C, kNaN), dwte(f.V * f.C, kNaN);
+            std::vector<bf16> dlogits_h(scratch, to_bf16(kNaN));  // NaN: padding never read
             const kernels::SoftTargets soft{.logp = f.logp.data(), .temperature = p[0], .task_weight = p[1],
                                             .kl_weight = p[2], .kl = kl.data()};
             if (half) {

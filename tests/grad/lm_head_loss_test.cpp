@@ -195,8 +195,8 @@ TEST_P(LmHeadLossTwin, TrainInOnePassEqualsUnfused) {
                             .N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = 64, .rows = rows};
                         const int64_t scratch = std::max(rows * kernels::lm_head_row_stride(c.V), c.N * s.chunk);
                         std::vector<float> losses(c.N, kNaN), lse(c.N, kNaN), target_logit(c.N, kNaN),
-                            row_max(c.N, kNaN), logits(scratch), dx(c.N * c.C, kNaN);
-                        std::vector<bf16> dlogits_h(scratch);
+                            row_max(c.N, kNaN), logits(scratch, kNaN), dx(c.N * c.C, kNaN);
+                        std::vector<bf16> dlogits_h(scratch, to_bf16(kNaN));  // NaN: padding never read
                         auto dwte = accumulate ? random_vector(c.Vp * c.C, 9) : std::vector<float>(c.Vp * c.C, kNaN);
                         auto dbias = accumulate ? random_vector(c.V, 10) : std::vector<float>(c.V, kNaN);
                         auto want_dwte = want.dwte, want_dbias = want.dbias;
@@ -312,8 +312,8 @@ TEST_P(LmHeadLossTwin, Bf16WeightGradientIsTheFp32OneRounded) {
             for (const bool accumulate : {false, true}) {
                 const kernels::LmHeadLossShape s{.N = c.N, .C = c.C, .V = c.V, .Vp = c.Vp, .chunk = 64, .rows = rows};
                 const int64_t scratch = std::max(rows * kernels::lm_head_row_stride(c.V), c.N * s.chunk);
-                std::vector<float> losses(c.N), lse(c.N), target_logit(c.N), logits(scratch), dx(c.N * c.C);
-                std::vector<bf16> dlogits_h(scratch);
+                std::vector<float> losses(c.N), lse(c.N), target_logit(c.N), logits(scratch, kNaN), dx(c.N * c.C);
+                std::vector<bf16> dlogits_h(scratch, to_bf16(kNaN));
                 const auto start = random_vector(c.Vp * c.C, 9);
                 std::vector<bf16> dwte_h(start.size(), to_bf16(kNaN));
                 std::vector<float> dwte(start.size(), kNaN), sums(3 * c.C + 1);

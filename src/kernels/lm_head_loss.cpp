@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/aligned_buffer.h"
 #include "core/error.h"
 #include "kernels/bf16.h"
 #include "kernels/fast_math.h"
@@ -266,7 +267,9 @@ int64_t lm_head_rows(int64_t N, int64_t V) {
 // on B, for 56 MiB more peak RSS.
 bool lm_head_one_pass(const backend::Gemm& gemm, bool bf16_inputs) { return !bf16_inputs || !gemm.bf16_on_tiles(); }
 
-int64_t lm_head_row_stride(int64_t V) { return (V + 15) / 16 * 16; }
+int64_t lm_head_row_stride(int64_t V) {
+    return round_up(V, static_cast<int64_t>(kAlignment / sizeof(float)));
+}
 
 int64_t lm_head_scratch(int64_t N, int64_t V, bool one_pass) {
     const int64_t chunked = N * lm_head_chunk(N, V);

@@ -110,9 +110,6 @@ TEST_F(HfInterop, CommandsRoundTripThroughACheckpoint) {
     for (const std::string& name : original.names()) EXPECT_EQ(again.read_f32(name), original.read_f32(name)) << name;
 }
 
-// export --dtype f16 and bf16 round every weight to nearest even and say so in config.json;
-// import reads them back (widened exactly), and so does a checkpoint's loader (model.init_from):
-// an lmforge checkpoint whose weights are stored in F16.
 // BERT and DistilBERT through the commands: a masked-LM directory imports, exports as its
 // class, imports back to the same tensors, and `lmforge logits` reads it.
 TEST_F(HfInterop, EncodersRoundTripThroughTheCommands) {
@@ -135,6 +132,9 @@ TEST_F(HfInterop, EncodersRoundTripThroughTheCommands) {
     }
 }
 
+// export --dtype f16 and bf16 round every weight to nearest even and say so in config.json;
+// import reads them back (widened exactly), and so does a checkpoint's loader (model.init_from):
+// an lmforge checkpoint whose weights are stored in F16.
 TEST_F(HfInterop, HalfPrecisionWeightsGoOutAndComeBack) {
     ASSERT_EQ(run_lmforge("import --hf " + kFixtures + "/gpt2-f32 --output " + path("ckpt")).status, 0);
     const SafetensorsReader ckpt(path("ckpt/model.safetensors"));
